@@ -1,0 +1,41 @@
+# handoff: Apple-style Handoff for Linux.
+#
+#   make test    install what is missing, build, run the whole suite (CI runs this)
+#   make check   the fast subset: build and run the unit tests
+#   make bench   measure, and write the figures to docs/BENCHMARKS.md
+#   make fuzz    run the beacon decoder under libFuzzer for FUZZ_SECONDS (default 60)
+
+SWIFT ?= swift
+SWIFT_FLAGS ?=
+
+# Build: libdbus and BlueZ headers. Tests and benchmarks: a real dbus-daemon,
+# python3-dbus as an independent D-Bus peer, strace for the idle-wakeup count.
+APT_PACKAGES := pkg-config libdbus-1-dev libbluetooth-dev \
+                dbus-daemon dbus-bin python3 python3-dbus python3-gi strace
+
+.PHONY: all deps build test check bench fuzz clean
+
+all: build
+
+deps:
+	@scripts/deps.sh $(APT_PACKAGES)
+
+build: deps
+	$(SWIFT) build $(SWIFT_FLAGS)
+
+test: deps
+	$(SWIFT) build --build-tests $(SWIFT_FLAGS)
+	$(SWIFT) test --skip-build $(SWIFT_FLAGS)
+
+check: deps
+	$(SWIFT) build --build-tests $(SWIFT_FLAGS)
+	$(SWIFT) test --skip-build --filter 'HandoffCoreTests|HandoffStoreTests|DBusTests' $(SWIFT_FLAGS)
+
+bench: deps
+	scripts/bench.sh
+
+fuzz: deps
+	scripts/fuzz.sh
+
+clean:
+	rm -rf .build .build-*

@@ -1,0 +1,55 @@
+// CDBus: the libdbus-1 headers, plus the macros Swift cannot import.
+//
+// libdbus spells its type codes as `((int) 'y')` macros, which the Swift importer
+// drops. They are re-exported here as constants. Imported only by the DBus module.
+#ifndef HANDOFF_CDBUS_SHIM_H
+#define HANDOFF_CDBUS_SHIM_H
+
+#include <dbus/dbus.h>
+
+// The DBus module's event loop drives libdbus's watches with epoll and is woken
+// through an eventfd; Glibc's Swift module does not cover these headers.
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/prctl.h>
+
+/// Names the calling thread (shown by ps, top and gdb).
+static inline void cdbus_set_thread_name(const char *name) {
+    prctl(PR_SET_NAME, name, 0, 0, 0);
+}
+
+static const int CDBUS_TYPE_INVALID = DBUS_TYPE_INVALID;
+static const int CDBUS_TYPE_BYTE = DBUS_TYPE_BYTE;
+static const int CDBUS_TYPE_BOOLEAN = DBUS_TYPE_BOOLEAN;
+static const int CDBUS_TYPE_INT16 = DBUS_TYPE_INT16;
+static const int CDBUS_TYPE_UINT16 = DBUS_TYPE_UINT16;
+static const int CDBUS_TYPE_INT32 = DBUS_TYPE_INT32;
+static const int CDBUS_TYPE_UINT32 = DBUS_TYPE_UINT32;
+static const int CDBUS_TYPE_INT64 = DBUS_TYPE_INT64;
+static const int CDBUS_TYPE_UINT64 = DBUS_TYPE_UINT64;
+static const int CDBUS_TYPE_DOUBLE = DBUS_TYPE_DOUBLE;
+static const int CDBUS_TYPE_STRING = DBUS_TYPE_STRING;
+static const int CDBUS_TYPE_OBJECT_PATH = DBUS_TYPE_OBJECT_PATH;
+static const int CDBUS_TYPE_SIGNATURE = DBUS_TYPE_SIGNATURE;
+static const int CDBUS_TYPE_UNIX_FD = DBUS_TYPE_UNIX_FD;
+static const int CDBUS_TYPE_ARRAY = DBUS_TYPE_ARRAY;
+static const int CDBUS_TYPE_VARIANT = DBUS_TYPE_VARIANT;
+static const int CDBUS_TYPE_STRUCT = DBUS_TYPE_STRUCT;
+static const int CDBUS_TYPE_DICT_ENTRY = DBUS_TYPE_DICT_ENTRY;
+
+static const int CDBUS_MESSAGE_TYPE_INVALID = DBUS_MESSAGE_TYPE_INVALID;
+static const int CDBUS_MESSAGE_TYPE_METHOD_CALL = DBUS_MESSAGE_TYPE_METHOD_CALL;
+static const int CDBUS_MESSAGE_TYPE_METHOD_RETURN = DBUS_MESSAGE_TYPE_METHOD_RETURN;
+static const int CDBUS_MESSAGE_TYPE_ERROR = DBUS_MESSAGE_TYPE_ERROR;
+static const int CDBUS_MESSAGE_TYPE_SIGNAL = DBUS_MESSAGE_TYPE_SIGNAL;
+
+static const int CDBUS_TIMEOUT_INFINITE = DBUS_TIMEOUT_INFINITE;
+
+/// A zeroed DBusError, ready for dbus_error_init's callers.
+static inline DBusError cdbus_error_make(void) {
+    DBusError e;
+    dbus_error_init(&e);
+    return e;
+}
+
+#endif

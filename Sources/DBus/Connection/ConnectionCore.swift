@@ -1,0 +1,339 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+internal import CDBus
+import Synchronization
+
+/// The state of one connection, confined to its event-loop thread.
+///
+/// `DBusConnection` is the public face; it reaches this object only by queueing
+/// jobs on `loop`. The libdbus connection, pending calls, signal subscriptions
+/// and exported objects live here and are touched on the loop thread alone,
+/// which is what makes the `@unchecked Sendable` sound. The few facts other
+/// threads may read (connected, unique name) sit behind `shared`.
+final class ConnectionCore: @unchecked Sendable {
+    let loop: EventLoop
+    struct Shared {
+        var connected = false
+        var uniqueName = ""
+    }
+    let shared = Mutex(Shared())
+
+    // MARK: Loop-confined state
+    private(set) var connection: OpaquePointer?
+    private var decoder = MessageDecoder()
+    private var pendingCalls: [UInt64: PendingReply] = [:]
+    private var subscriptions: [UInt64: Subscription] = [:]
+    /// Owners of the well-known names used as `sender` in subscriptions.
+    private var trackedNames: [String: TrackedName] = [:]
+    let objects = ObjectRegistry()
+
+    struct Subscription {
+        let rule: DBusMatchRule
+        let continuation: AsyncThrowingStream<DBusMessage, Error>.Continuation
+    }
+    struct TrackedName {
+        var owner: String?
+        var references: Int
+    }
+
+    init(loop: EventLoop) {
+        self.loop = loop
+    }
+
+    private let ids = Atomic<UInt64>(1)
+
+    /// A fresh identifier for a call or subscription. Any thread.
+    func makeID() -> UInt64 {
+        ids.wrappingAdd(1, ordering: .relaxed).oldValue
+    }
+
+    // MARK: Setup and teardown (loop thread)
+
+    /// Opens a private connection to `address` and registers with the bus.
+    func open(address: String) throws(DBusError) -> String {
+        var error = cdbus_error_make()
+        defer { dbus_error_free(&error) }
+        guard let conn = dbus_connection_open_private(address, &error) else {
+            throw Self.error(from: &error, fallback: "cannot connect to \(address)")
+        }
+        dbus_connection_set_exit_on_disconnect(conn, 0)
+        guard dbus_bus_register(conn, &error) != 0 else {
+            let failure = Self.error(from: &error, fallback: "cannot register with the bus at \(address)")
+            dbus_connection_close(conn)
+            dbus_connection_unref(conn)
+            throw failure
+        }
+        connection = conn
+        let unique = String(cString: dbus_bus_get_unique_name(conn))
+        shared.withLock {
+            $0.connected = true
+            $0.uniqueName = unique
+        }
+        installCallbacks(conn)
+        return unique
+    }
+
+    private func installCallbacks(_ conn: OpaquePointer) {
+        let context = Unmanaged.passUnretained(self).toOpaque()
+        dbus_connection_set_watch_functions(
+            conn,
+            { watch, data in ConnectionCore.from(data).loop.addWatch(watch!); return 1 },
+            { watch, data in ConnectionCore.from(data).loop.removeWatch(watch!) },
+            { watch, data in ConnectionCore.from(data).loop.watchToggled(watch!) },
+            context, nil)
+        dbus_connection_set_timeout_functions(
+            conn,
+            { timeout, data in ConnectionCore.from(data).loop.addTimeout(timeout!); return 1 },
+            { timeout, data in ConnectionCore.from(data).loop.removeTimeout(timeout!) },
+            { timeout, data in ConnectionCore.from(data).loop.timeoutToggled(timeout!) },
+            context, nil)
+        dbus_connection_set_wakeup_main_function(conn, { data in ConnectionCore.from(data).loop.wake() }, context, nil)
+        dbus_connection_add_filter(
+            conn,
+            { _, message, data in ConnectionCore.from(data).handleIncoming(message!) },
+            context, nil)
+        loop.onIteration = { [unowned self] in self.dispatchAll() }
+    }
+
+    static func from(_ data: UnsafeMutableRawPointer?) -> ConnectionCore {
+        Unmanaged<ConnectionCore>.fromOpaque(data!).takeUnretainedValue()
+    }
+
+    static func error(from error: inout CDBus.DBusError, fallback: String) -> DBusError {
+        guard dbus_error_is_set(&error) != 0, let name = error.name else {
+            return DBusError(.failed, fallback)
+        }
+        return DBusError(name: String(cString: name), message: error.message.map { String(cString: $0) } ?? fallback)
+    }
+
+    private func dispatchAll() {
+        // Re-read the pointer each time: a message handler may shut the connection down.
+        while let connection, dbus_connection_dispatch(connection) == DBUS_DISPATCH_DATA_REMAINS {}
+    }
+
+    /// Closes the connection: fails what is pending, ends every stream, stops the loop.
+    /// Runs once; later calls (for example the `Disconnected` message that closing
+    /// itself produces) do nothing.
+    func shutDown(reason: DBusError) {
+        guard let connection else {
+            loop.requestStop()
+            return
+        }
+        self.connection = nil
+        shared.withLock { $0.connected = false }
+        for (_, pending) in pendingCalls {
+            dbus_pending_call_cancel(pending.call)
+            pending.resume(.failure(reason))
+            dbus_pending_call_unref(pending.call)
+        }
+        pendingCalls.removeAll()
+        for (_, subscription) in subscriptions { subscription.continuation.finish(throwing: reason) }
+        subscriptions.removeAll()
+        objects.removeAll()
+        dbus_connection_close(connection)
+        dbus_connection_unref(connection)
+        loop.requestStop()
+    }
+
+    // MARK: Sending (loop thread)
+
+    /// Sends a message that expects no reply. Returns its serial.
+    @discardableResult
+    func send(_ message: LibDBusMessage) throws(DBusError) -> UInt32 {
+        guard let connection, dbus_connection_get_is_connected(connection) != 0 else {
+            throw DBusError(.disconnected, "the D-Bus connection is closed")
+        }
+        var serial: UInt32 = 0
+        guard dbus_connection_send(connection, message.pointer, &serial) != 0 else {
+            throw DBusError(.noMemory, "out of memory queueing a message")
+        }
+        return serial
+    }
+
+    /// Encodes and sends a message built on the loop (replies, signals). A message
+    /// that cannot be encoded or sent is dropped: there is nobody to tell.
+    func emit(_ message: DBusMessage) {
+        guard let encoded = try? MessageEncoder.encode(message) else { return }
+        _ = try? send(encoded)
+    }
+
+    /// Sends a method call and arranges for `completion` to get its reply.
+    func startCall(
+        _ message: LibDBusMessage, timeoutMilliseconds: Int32, token: CallToken,
+        completion: @escaping @Sendable (Result<DBusMessage, DBusError>) -> Void
+    ) {
+        if token.isCancelled {
+            completion(.failure(DBusError(.cancelled, "the call was cancelled")))
+            return
+        }
+        guard let connection, dbus_connection_get_is_connected(connection) != 0 else {
+            completion(.failure(DBusError(.disconnected, "the D-Bus connection is closed")))
+            return
+        }
+        var call: OpaquePointer?
+        guard dbus_connection_send_with_reply(connection, message.pointer, &call, timeoutMilliseconds) != 0,
+            let call
+        else {
+            completion(.failure(DBusError(.disconnected, "the D-Bus connection is closed")))
+            return
+        }
+        let pending = PendingReply(id: token.id, call: call, core: self, completion: completion)
+        pendingCalls[token.id] = pending
+        dbus_pending_call_set_notify(
+            call,
+            { _, data in
+                let pending = Unmanaged<PendingReply>.fromOpaque(data!).takeUnretainedValue()
+                pending.core.complete(pending)
+            },
+            Unmanaged.passRetained(pending).toOpaque(),
+            { data in Unmanaged<PendingReply>.fromOpaque(data!).release() })
+        // The reply may have arrived before the notify function was set.
+        if dbus_pending_call_get_completed(call) != 0 { complete(pending) }
+    }
+
+    private func complete(_ pending: PendingReply) {
+        guard pendingCalls.removeValue(forKey: pending.id) != nil else { return }
+        let result: Result<DBusMessage, DBusError>
+        if let reply = dbus_pending_call_steal_reply(pending.call) {
+            do {
+                let message = try decoder.decode(reply)
+                if let error = message.error { result = .failure(error) } else { result = .success(message) }
+            } catch {
+                result = .failure(DBusError(.invalidArgs, "undecodable reply: \(error)"))
+            }
+            dbus_message_unref(reply)
+        } else {
+            result = .failure(DBusError(.noReply, "no reply"))
+        }
+        pending.resume(result)
+        // Not from inside libdbus's notify callback: release our reference on the next turn.
+        let call = UncheckedPointer(pending.call)
+        loop.enqueue { dbus_pending_call_unref(call.pointer) }
+    }
+
+    func cancelCall(_ id: UInt64) {
+        guard let pending = pendingCalls.removeValue(forKey: id) else { return }
+        dbus_pending_call_cancel(pending.call)
+        pending.resume(.failure(DBusError(.cancelled, "the call was cancelled")))
+        dbus_pending_call_unref(pending.call)
+    }
+
+    // MARK: Receiving (loop thread)
+
+    private func handleIncoming(_ raw: OpaquePointer) -> DBusHandlerResult {
+        let message: DBusMessage
+        do { message = try decoder.decode(raw) } catch {
+            return DBUS_HANDLER_RESULT_NOT_YET_HANDLED
+        }
+        switch message.kind {
+        case .signal:
+            if message.interface == "org.freedesktop.DBus.Local" && message.member == "Disconnected" {
+                shutDown(reason: DBusError(.disconnected, "the bus closed the connection"))
+                return DBUS_HANDLER_RESULT_HANDLED
+            }
+            noteNameOwnerChange(message)
+            for (_, subscription) in subscriptions where subscription.rule.matches(message, ownerOf: owner(of:)) {
+                subscription.continuation.yield(message)
+            }
+            return DBUS_HANDLER_RESULT_HANDLED
+        case .methodCall:
+            objects.handle(message, core: self)
+            return DBUS_HANDLER_RESULT_HANDLED
+        case .methodReturn, .error:
+            return DBUS_HANDLER_RESULT_NOT_YET_HANDLED
+        }
+    }
+
+    // MARK: Subscriptions (loop thread)
+
+    func addSubscription(_ id: UInt64, _ subscription: Subscription) {
+        subscriptions[id] = subscription
+    }
+
+    @discardableResult
+    func removeSubscription(_ id: UInt64) -> Subscription? {
+        subscriptions.removeValue(forKey: id)
+    }
+
+    // MARK: Well-known name owners (loop thread)
+
+    /// Starts tracking `name`. Returns true when the caller must look up the current owner.
+    func retainTrackedName(_ name: String) -> Bool {
+        if trackedNames[name] != nil {
+            trackedNames[name]!.references += 1
+            return false
+        }
+        trackedNames[name] = TrackedName(owner: nil, references: 1)
+        return true
+    }
+
+    /// Stops tracking `name` when its last user goes. Returns true when it was the last.
+    func releaseTrackedName(_ name: String) -> Bool {
+        guard var tracked = trackedNames[name] else { return false }
+        tracked.references -= 1
+        if tracked.references <= 0 {
+            trackedNames[name] = nil
+            return true
+        }
+        trackedNames[name] = tracked
+        return false
+    }
+
+    func setOwner(_ owner: String?, of name: String) {
+        trackedNames[name]?.owner = owner
+    }
+
+    private func owner(of name: String) -> String? {
+        trackedNames[name]?.owner
+    }
+
+    private func noteNameOwnerChange(_ message: DBusMessage) {
+        guard message.member == "NameOwnerChanged", message.sender == DBusConnection.busName,
+            message.interface == DBusConnection.busInterface, message.body.count == 3,
+            case .string(let name) = message.body[0], case .string(let newOwner) = message.body[2],
+            trackedNames[name] != nil
+        else { return }
+        trackedNames[name]!.owner = newOwner.isEmpty ? nil : newOwner
+    }
+}
+
+/// A libdbus pointer handed to a job that runs later on the same loop thread.
+struct UncheckedPointer: @unchecked Sendable {
+    let pointer: OpaquePointer
+    init(_ pointer: OpaquePointer) { self.pointer = pointer }
+}
+
+/// One method call awaiting its reply.
+final class PendingReply: @unchecked Sendable {
+    let id: UInt64
+    let call: OpaquePointer
+    unowned let core: ConnectionCore
+    private var completion: (@Sendable (Result<DBusMessage, DBusError>) -> Void)?
+
+    init(
+        id: UInt64, call: OpaquePointer, core: ConnectionCore,
+        completion: @escaping @Sendable (Result<DBusMessage, DBusError>) -> Void
+    ) {
+        self.id = id
+        self.call = call
+        self.core = core
+        self.completion = completion
+    }
+
+    /// Delivers the result once; later calls do nothing. Loop thread only.
+    func resume(_ result: Result<DBusMessage, DBusError>) {
+        guard let completion else { return }
+        self.completion = nil
+        completion(result)
+    }
+}
+
+/// Identifies a call so that task cancellation can find it.
+final class CallToken: Sendable {
+    let id: UInt64
+    private let cancelled = Atomic<Bool>(false)
+    init(id: UInt64) { self.id = id }
+    var isCancelled: Bool { cancelled.load(ordering: .acquiring) }
+    func cancel() { cancelled.store(true, ordering: .releasing) }
+}

@@ -1,0 +1,167 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+internal import CDBus
+import Foundation
+
+/// A connection to a D-Bus message bus.
+///
+/// Each connection runs its own event-loop thread, driven by libdbus's watch
+/// and timeout functions: it wakes only when the bus sends something, when a
+/// libdbus timeout falls due, or when a task hands it work. Every method is
+/// safe to call from any task.
+///
+///     let bus = try await DBusConnection.connect(to: .system)
+///     let reply = try await bus.call(
+///         destination: "org.bluez", path: "/", interface: "org.freedesktop.DBus.ObjectManager",
+///         member: "GetManagedObjects")
+///
+/// Closing (or dropping the last reference) fails pending calls with
+/// `org.freedesktop.DBus.Error.Disconnected`, finishes every signal stream and
+/// stops the thread.
+public final class DBusConnection: Sendable {
+    /// The bus's own name, path and interface.
+    public static let busName = "org.freedesktop.DBus"
+    public static let busPath: DBusObjectPath = "/org/freedesktop/DBus"
+    public static let busInterface = "org.freedesktop.DBus"
+
+    /// The default method-call timeout, libdbus's own default.
+    public static let defaultTimeout: Duration = .seconds(25)
+
+    let core: ConnectionCore
+    /// The unique name the bus gave this connection, such as `:1.42`.
+    public let uniqueName: String
+
+    private init(core: ConnectionCore, uniqueName: String) {
+        self.core = core
+        self.uniqueName = uniqueName
+    }
+
+    deinit {
+        let core = self.core
+        core.loop.enqueue { core.shutDown(reason: DBusError(.disconnected, "the connection was released")) }
+    }
+
+    /// Connects to a bus and registers with it (`Hello`).
+    /// - Throws: `DBusError`, for example `org.freedesktop.DBus.Error.FileNotFound` when no bus listens there.
+    public static func connect(to bus: DBusBusAddress = .system) async throws -> DBusConnection {
+        let address = try bus.resolve(environment: ProcessInfo.processInfo.environment)
+        dbus_threads_init_default()
+        let loop = try EventLoop()
+        let core = ConnectionCore(loop: loop)
+        let uniqueName: String = try await withCheckedThrowingContinuation { continuation in
+            do {
+                try loop.start {
+                    do {
+                        continuation.resume(returning: try core.open(address: address))
+                    } catch {
+                        loop.requestStop()
+                        continuation.resume(throwing: error)
+                    }
+                }
+            } catch {
+                continuation.resume(throwing: error)
+            }
+        }
+        return DBusConnection(core: core, uniqueName: uniqueName)
+    }
+
+    /// False once the connection was closed, locally or by the bus.
+    public var isConnected: Bool { core.shared.withLock { $0.connected } }
+
+    /// Closes the connection and waits for its thread to finish.
+    public func close() async {
+        let core = self.core
+        core.loop.enqueue { core.shutDown(reason: DBusError(.disconnected, "the connection was closed")) }
+        await core.loop.waitUntilExited()
+    }
+
+    /// Waits until the connection closes, for whatever reason.
+    public func waitUntilClosed() async {
+        await core.loop.waitUntilExited()
+    }
+
+    // MARK: Method calls
+
+    /// Calls a method and waits for its reply.
+    /// - Returns: the reply message; decode its body with `decode(_:)`.
+    /// - Throws: `DBusError` carrying the peer's error name and message (for example
+    ///   `org.bluez.Error.NotPermitted`), `…NoReply` on timeout, `…Disconnected`,
+    ///   `…Cancelled` when the task is cancelled, or `…InvalidArgs` for arguments
+    ///   D-Bus cannot carry.
+    @discardableResult
+    public func call(
+        destination: String?, path: DBusObjectPath, interface: String?, member: String, _ body: [DBusValue] = [],
+        timeout: Duration = DBusConnection.defaultTimeout
+    ) async throws -> DBusMessage {
+        try await call(
+            .methodCall(destination: destination, path: path, interface: interface, member: member, body: body),
+            timeout: timeout)
+    }
+
+    /// Sends a prepared method call and waits for its reply.
+    @discardableResult
+    public func call(_ message: DBusMessage, timeout: Duration = DBusConnection.defaultTimeout) async throws
+        -> DBusMessage
+    {
+        guard message.kind == .methodCall, !message.noReplyExpected else {
+            throw DBusError(.invalidArgs, "call() needs a method call that expects a reply")
+        }
+        let encoded = try MessageEncoder.encode(message)
+        let core = self.core
+        let token = CallToken(id: core.makeID())
+        let milliseconds = Self.milliseconds(timeout)
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<DBusMessage, Error>) in
+                let accepted = core.loop.enqueue {
+                    core.startCall(encoded, timeoutMilliseconds: milliseconds, token: token) { result in
+                        continuation.resume(with: result.mapError { $0 as Error })
+                    }
+                }
+                if !accepted {
+                    continuation.resume(throwing: DBusError(.disconnected, "the D-Bus connection is closed"))
+                }
+            }
+        } onCancel: {
+            token.cancel()
+            core.loop.enqueue { core.cancelCall(token.id) }
+        }
+    }
+
+    /// Sends a message without waiting for anything: a signal, or a call with
+    /// `noReplyExpected`.
+    /// - Throws: `DBusError` when the message is invalid or the connection is closed.
+    public func send(_ message: DBusMessage) throws {
+        let encoded = try MessageEncoder.encode(message)
+        let core = self.core
+        guard core.loop.enqueue({ _ = try? core.send(encoded) }) else {
+            throw DBusError(.disconnected, "the D-Bus connection is closed")
+        }
+    }
+
+    /// Emits a signal from `path`.
+    public func emitSignal(
+        path: DBusObjectPath, interface: String, member: String, _ body: [DBusValue] = [], destination: String? = nil
+    ) throws {
+        var message = DBusMessage.signal(path: path, interface: interface, member: member, body: body)
+        message.destination = destination
+        try send(message)
+    }
+
+    /// Runs `body` on the connection's thread and returns its result.
+    func onLoop<T: Sendable>(_ body: @escaping @Sendable (ConnectionCore) throws -> T) async throws -> T {
+        let core = self.core
+        return try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, Error>) in
+            let accepted = core.loop.enqueue {
+                continuation.resume(with: Result { try body(core) })
+            }
+            if !accepted { continuation.resume(throwing: DBusError(.disconnected, "the D-Bus connection is closed")) }
+        }
+    }
+
+    static func milliseconds(_ duration: Duration) -> Int32 {
+        let (seconds, attoseconds) = duration.components
+        let ms = seconds * 1000 + attoseconds / 1_000_000_000_000_000
+        return Int32(clamping: max(1, ms))
+    }
+}

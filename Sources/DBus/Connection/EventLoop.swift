@@ -1,0 +1,278 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+internal import CDBus
+import Synchronization
+
+/// The thread that runs one connection.
+///
+/// It blocks in `epoll_wait` on the sockets libdbus asks it to watch, on an
+/// eventfd that other threads write to when they queue work, and with a
+/// timeout equal to the nearest libdbus timeout (none at all when idle). So an
+/// idle connection sleeps until the bus sends something or a task wants the
+/// connection: there is no periodic polling.
+///
+/// Everything below `// MARK: Loop-confined state` is touched only on this
+/// thread; work from other threads comes in through `enqueue`.
+final class EventLoop: @unchecked Sendable {
+    typealias Job = @Sendable () -> Void
+
+    private let epollFD: Int32
+    private let wakeFD: Int32
+    private let queue = Mutex<(jobs: [Job], closed: Bool)>(([], false))
+    /// Set by the loop thread just before it exits.
+    private let exited = Mutex<(done: Bool, waiters: [CheckedContinuation<Void, Never>])>((false, []))
+
+    // MARK: Loop-confined state
+    private var watchesByFD: [Int32: [OpaquePointer]] = [:]
+    private var registeredFDs: Set<Int32> = []
+    private struct Timer {
+        let timeout: OpaquePointer
+        var deadline: UInt64
+    }
+    private var timers: [Timer] = []
+    private var stopRequested = false
+    /// Called once per iteration, after events and jobs: dispatches queued messages.
+    var onIteration: (() -> Void)?
+
+    init() throws(DBusError) {
+        let ep = epoll_create1(Int32(EPOLL_CLOEXEC))
+        guard ep >= 0 else { throw DBusError(.failed, "epoll_create1: \(String(cString: strerror(errno)))") }
+        let ev = eventfd(0, Int32(EFD_CLOEXEC | EFD_NONBLOCK))
+        guard ev >= 0 else {
+            close(ep)
+            throw DBusError(.failed, "eventfd: \(String(cString: strerror(errno)))")
+        }
+        epollFD = ep
+        wakeFD = ev
+        var event = epoll_event()
+        event.events = EPOLLIN.rawValue
+        event.data.fd = ev
+        epoll_ctl(ep, EPOLL_CTL_ADD, ev, &event)
+    }
+
+    deinit {
+        close(wakeFD)
+        close(epollFD)
+    }
+
+    // MARK: Any thread
+
+    /// Queues `job` to run on the loop thread and wakes the loop.
+    /// - Returns: false when the loop has exited and the job will never run.
+    @discardableResult
+    func enqueue(_ job: @escaping Job) -> Bool {
+        let (accepted, wasEmpty) = queue.withLock { queue in
+            if queue.closed { return (false, false) }
+            queue.jobs.append(job)
+            return (true, queue.jobs.count == 1)
+        }
+        if wasEmpty { wake() }
+        return accepted
+    }
+
+    /// Wakes the loop from `epoll_wait`.
+    func wake() {
+        var one: UInt64 = 1
+        _ = write(wakeFD, &one, 8)
+    }
+
+    /// Starts the thread. `body` runs first on it (connection setup), then the loop.
+    func start(_ setup: @escaping @Sendable () -> Void) throws(DBusError) {
+        final class Start: @unchecked Sendable {
+            let loop: EventLoop
+            let setup: @Sendable () -> Void
+            init(loop: EventLoop, setup: @escaping @Sendable () -> Void) {
+                self.loop = loop
+                self.setup = setup
+            }
+        }
+        var attributes = pthread_attr_t()
+        pthread_attr_init(&attributes)
+        pthread_attr_setdetachstate(&attributes, Int32(PTHREAD_CREATE_DETACHED))
+        defer { pthread_attr_destroy(&attributes) }
+        var thread = pthread_t()
+        let context = Unmanaged.passRetained(Start(loop: self, setup: setup)).toOpaque()
+        let rc = pthread_create(
+            &thread, &attributes,
+            { raw in
+                let start = Unmanaged<Start>.fromOpaque(raw!).takeRetainedValue()
+                cdbus_set_thread_name("dbus-loop")
+                start.setup()
+                start.loop.run()
+                return nil
+            }, context)
+        guard rc == 0 else {
+            Unmanaged<Start>.fromOpaque(context).release()
+            throw DBusError(.failed, "pthread_create: \(String(cString: strerror(rc)))")
+        }
+    }
+
+    /// Waits until the loop thread has exited.
+    func waitUntilExited() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let done = exited.withLock { state in
+                if state.done { return true }
+                state.waiters.append(continuation)
+                return false
+            }
+            if done { continuation.resume() }
+        }
+    }
+
+    // MARK: Loop thread
+
+    /// Asks the loop to exit after the current iteration. Loop thread only.
+    func requestStop() { stopRequested = true }
+
+    private func run() {
+        var events = [epoll_event](repeating: epoll_event(), count: 32)
+        while true {
+            runJobs()
+            fireExpiredTimers()
+            onIteration?()
+            if stopRequested { break }
+            let hasJobs = queue.withLock { !$0.jobs.isEmpty }
+            let timeout = hasJobs ? 0 : millisecondsUntilNextTimer()
+            let n = epoll_wait(epollFD, &events, Int32(events.count), timeout)
+            if n < 0 {
+                if errno == EINTR { continue }
+                break
+            }
+            for i in 0..<Int(n) { handle(events[i]) }
+        }
+        onIteration = nil
+        // Jobs that raced with shutdown still run, so that whoever waits on them
+        // hears "disconnected" instead of hanging.
+        let late = queue.withLock { queue in
+            queue.closed = true
+            defer { queue.jobs.removeAll() }
+            return queue.jobs
+        }
+        for job in late { job() }
+        let waiters = exited.withLock { state in
+            state.done = true
+            defer { state.waiters.removeAll() }
+            return state.waiters
+        }
+        for waiter in waiters { waiter.resume() }
+    }
+
+    private func runJobs() {
+        let jobs = queue.withLock { queue in
+            defer { queue.jobs.removeAll(keepingCapacity: true) }
+            return queue.jobs
+        }
+        for job in jobs { job() }
+    }
+
+    private func handle(_ event: epoll_event) {
+        let fd = event.data.fd
+        if fd == wakeFD {
+            var counter: UInt64 = 0
+            _ = read(wakeFD, &counter, 8)
+            return
+        }
+        var condition: UInt32 = 0
+        if event.events & EPOLLIN.rawValue != 0 { condition |= DBUS_WATCH_READABLE.rawValue }
+        if event.events & EPOLLOUT.rawValue != 0 { condition |= DBUS_WATCH_WRITABLE.rawValue }
+        if event.events & EPOLLERR.rawValue != 0 { condition |= DBUS_WATCH_ERROR.rawValue }
+        if event.events & EPOLLHUP.rawValue != 0 { condition |= DBUS_WATCH_HANGUP.rawValue }
+        guard let watches = watchesByFD[fd] else { return }
+        let always = DBUS_WATCH_ERROR.rawValue | DBUS_WATCH_HANGUP.rawValue
+        for watch in watches {
+            // A watch handled earlier in this loop may have removed this one.
+            guard watchesByFD[fd]?.contains(watch) == true, dbus_watch_get_enabled(watch) != 0 else { continue }
+            let wanted = dbus_watch_get_flags(watch) | always
+            let flags = condition & wanted
+            if flags != 0 { _ = dbus_watch_handle(watch, flags) }
+        }
+    }
+
+    // MARK: libdbus watches
+
+    func addWatch(_ watch: OpaquePointer) {
+        let fd = dbus_watch_get_unix_fd(watch)
+        watchesByFD[fd, default: []].append(watch)
+        updateInterest(fd)
+    }
+
+    func removeWatch(_ watch: OpaquePointer) {
+        let fd = dbus_watch_get_unix_fd(watch)
+        watchesByFD[fd]?.removeAll { $0 == watch }
+        if watchesByFD[fd]?.isEmpty == true { watchesByFD[fd] = nil }
+        updateInterest(fd)
+    }
+
+    func watchToggled(_ watch: OpaquePointer) {
+        updateInterest(dbus_watch_get_unix_fd(watch))
+    }
+
+    /// Registers `fd` with epoll for the union of its enabled watches, or removes it
+    /// when none is enabled (so a hung-up socket cannot make the loop spin).
+    private func updateInterest(_ fd: Int32) {
+        var mask: UInt32 = 0
+        for watch in watchesByFD[fd] ?? [] where dbus_watch_get_enabled(watch) != 0 {
+            let flags = dbus_watch_get_flags(watch)
+            if flags & DBUS_WATCH_READABLE.rawValue != 0 { mask |= EPOLLIN.rawValue }
+            if flags & DBUS_WATCH_WRITABLE.rawValue != 0 { mask |= EPOLLOUT.rawValue }
+        }
+        var event = epoll_event()
+        event.events = mask
+        event.data.fd = fd
+        if mask == 0 {
+            if registeredFDs.remove(fd) != nil { epoll_ctl(epollFD, EPOLL_CTL_DEL, fd, &event) }
+        } else if registeredFDs.contains(fd) {
+            epoll_ctl(epollFD, EPOLL_CTL_MOD, fd, &event)
+        } else {
+            registeredFDs.insert(fd)
+            epoll_ctl(epollFD, EPOLL_CTL_ADD, fd, &event)
+        }
+    }
+
+    // MARK: libdbus timeouts
+
+    func addTimeout(_ timeout: OpaquePointer) {
+        timers.removeAll { $0.timeout == timeout }
+        guard dbus_timeout_get_enabled(timeout) != 0 else { return }
+        timers.append(Timer(timeout: timeout, deadline: Self.now() + Self.nanoseconds(of: timeout)))
+    }
+
+    func removeTimeout(_ timeout: OpaquePointer) {
+        timers.removeAll { $0.timeout == timeout }
+    }
+
+    func timeoutToggled(_ timeout: OpaquePointer) {
+        addTimeout(timeout)
+    }
+
+    private func fireExpiredTimers() {
+        guard !timers.isEmpty else { return }
+        let now = Self.now()
+        let due = timers.filter { $0.deadline <= now }.map(\.timeout)
+        for timeout in due {
+            // An earlier handler may have removed or re-armed this one.
+            guard let index = timers.firstIndex(where: { $0.timeout == timeout }), timers[index].deadline <= now
+            else { continue }
+            timers[index].deadline = now + Self.nanoseconds(of: timeout)
+            _ = dbus_timeout_handle(timeout)
+        }
+    }
+
+    private func millisecondsUntilNextTimer() -> Int32 {
+        guard let next = timers.map(\.deadline).min() else { return -1 }
+        let now = Self.now()
+        if next <= now { return 0 }
+        return Int32(clamping: (next - now + 999_999) / 1_000_000)
+    }
+
+    private static func nanoseconds(of timeout: OpaquePointer) -> UInt64 {
+        UInt64(max(0, dbus_timeout_get_interval(timeout))) * 1_000_000
+    }
+
+    static func now() -> UInt64 {
+        var ts = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &ts)
+        return UInt64(ts.tv_sec) * 1_000_000_000 + UInt64(ts.tv_nsec)
+    }
+}
