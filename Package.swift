@@ -17,6 +17,7 @@ let package = Package(
     dependencies: [
         .package(url: "https://github.com/apple/swift-crypto.git", from: "3.12.3"),
         .package(url: "https://github.com/apple/swift-system.git", from: "1.8.1"),
+        .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
         .package(url: "https://github.com/x-sheep/swift-property-based.git", from: "2.0.1"),
     ],
     targets: [
@@ -29,6 +30,12 @@ let package = Package(
 
         // MARK: D-Bus binding
         .target(name: "DBus", dependencies: ["CDBus"]),
+
+        // MARK: BlueZ client: one file per org.bluez interface, plus scanning and advertising
+        .target(
+            name: "BlueZ",
+            dependencies: ["DBus", .product(name: "Logging", package: "swift-log")]
+        ),
 
         // MARK: Beacon format, keys, rotation (pure, no I/O)
         .target(
@@ -51,6 +58,7 @@ let package = Package(
 
         // MARK: Tests
         .target(name: "DBusTestSupport", dependencies: ["DBus"], path: "Tests/DBusTestSupport"),
+        .testTarget(name: "BlueZTests", dependencies: ["BlueZ", "DBus", "DBusTestSupport"]),
         .testTarget(name: "DBusTests", dependencies: ["DBus", "DBusTestSupport"], resources: [.copy("Peers")]),
         .testTarget(
             name: "HandoffCoreTests",

@@ -28,9 +28,12 @@ final class ConnectionCore: @unchecked Sendable {
     private var trackedNames: [String: TrackedName] = [:]
     let objects = ObjectRegistry()
 
+    /// A signal subscription: `deliver` runs on the loop thread for each match,
+    /// `finish` once when the connection closes.
     struct Subscription {
         let rule: DBusMatchRule
-        let continuation: AsyncThrowingStream<DBusMessage, Error>.Continuation
+        let deliver: @Sendable (DBusMessage) -> Void
+        let finish: @Sendable (DBusError) -> Void
     }
     struct TrackedName {
         var owner: String?
@@ -128,7 +131,7 @@ final class ConnectionCore: @unchecked Sendable {
             dbus_pending_call_unref(pending.call)
         }
         pendingCalls.removeAll()
-        for (_, subscription) in subscriptions { subscription.continuation.finish(throwing: reason) }
+        for (_, subscription) in subscriptions { subscription.finish(reason) }
         subscriptions.removeAll()
         objects.removeAll()
         dbus_connection_close(connection)
@@ -234,7 +237,7 @@ final class ConnectionCore: @unchecked Sendable {
             }
             noteNameOwnerChange(message)
             for (_, subscription) in subscriptions where subscription.rule.matches(message, ownerOf: owner(of:)) {
-                subscription.continuation.yield(message)
+                subscription.deliver(message)
             }
             return DBUS_HANDLER_RESULT_HANDLED
         case .methodCall:

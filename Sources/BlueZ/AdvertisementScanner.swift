@@ -1,0 +1,122 @@
+import DBus
+import Synchronization
+
+/// Turns bluetoothd's Device1 objects into a stream of advertisement reports
+/// for one company ID on one adapter.
+///
+/// bluetoothd files each advertisement's Manufacturer Specific Data in
+/// `Device1.ManufacturerData` (a cache keyed by company ID) and emits
+/// `PropertiesChanged`; with `DuplicateData` on it does so for every
+/// advertisement received, even when the bytes did not change. Each such
+/// change with our company ID becomes a `.report`, as does an RSSI change.
+///
+/// The work happens synchronously in the object manager's observer, on the
+/// D-Bus connection's thread; only the finished events cross to the consumer.
+/// The event buffer is bounded (oldest dropped), so a flood cannot grow memory.
+public final class AdvertisementScanner: Sendable {
+    /// Scan events, in the order bluetoothd sent the changes.
+    public let events: AsyncStream<ScanEvent>
+
+    private struct State {
+        var adapter: DBusObjectPath?
+        var reported: [DBusObjectPath: String] = [:]
+        var reports: UInt64 = 0
+        var dropped: UInt64 = 0
+    }
+    private let companyID: UInt16
+    private let state: Mutex<State>
+    private let continuation: AsyncStream<ScanEvent>.Continuation
+    private let token: Mutex<ObserverToken?> = Mutex(nil)
+
+    /// Starts turning `manager`'s changes into events.
+    /// - Parameters:
+    ///   - adapter: the adapter whose devices count; nil reports nothing until `setAdapter`.
+    ///   - bufferSize: events kept for a slow consumer before the oldest are dropped.
+    public init(manager: BlueZObjectManager, adapter: DBusObjectPath?, companyID: UInt16, bufferSize: Int = 4096) {
+        self.companyID = companyID
+        self.state = Mutex(State(adapter: adapter))
+        (events, continuation) = AsyncStream<ScanEvent>.makeStream(bufferingPolicy: .bufferingNewest(bufferSize))
+        let token = manager.observe { [weak self] event in self?.handle(event) }
+        self.token.withLock { $0 = token }
+    }
+
+    deinit {
+        token.withLock { $0?.cancel() }
+        continuation.finish()
+    }
+
+    /// Stops reporting and finishes `events`.
+    public func stop() {
+        token.withLock { $0?.cancel() }
+        continuation.finish()
+    }
+
+    /// Switches to another adapter (or none). Devices of the old one are reported lost.
+    public func setAdapter(_ adapter: DBusObjectPath?) {
+        let lost = state.withLock { state -> [DBusObjectPath: String] in
+            guard state.adapter != adapter else { return [:] }
+            state.adapter = adapter
+            defer { state.reported.removeAll() }
+            return state.reported
+        }
+        for (device, address) in lost { emit(.lost(device: device, address: address)) }
+    }
+
+    /// Counts since the scanner started: reports emitted, and events dropped
+    /// because the consumer fell more than `bufferSize` behind.
+    public var counters: (reports: UInt64, dropped: UInt64) {
+        state.withLock { ($0.reports, $0.dropped) }
+    }
+
+    private func emit(_ event: ScanEvent) {
+        if case .dropped = continuation.yield(event) {
+            state.withLock { $0.dropped += 1 }
+        }
+    }
+
+    private func handle(_ event: BlueZObjectManager.Event) {
+        switch event {
+        case .propertiesChanged(let path, let interface, let changed, _, let current):
+            guard interface == Device1.interface,
+                changed["ManufacturerData"] != nil || changed["RSSI"] != nil
+            else { return }
+            report(path, current)
+        case .interfacesAdded(let path, let interfaces):
+            guard let properties = interfaces[Device1.interface] else { return }
+            report(path, properties)
+        case .interfacesRemoved(let path, let names):
+            guard names.contains(Device1.interface) else { return }
+            if let address = state.withLock({ $0.reported.removeValue(forKey: path) }) {
+                emit(.lost(device: path, address: address))
+            }
+        case .serviceVanished:
+            let lost = state.withLock { state in
+                defer { state.reported.removeAll() }
+                return state.reported
+            }
+            for (device, address) in lost { emit(.lost(device: device, address: address)) }
+        case .serviceAppeared:
+            return
+        }
+    }
+
+    private func report(_ path: DBusObjectPath, _ properties: [String: DBusValue]) {
+        guard let adapter = state.withLock({ $0.adapter }), path.isDescendant(of: adapter),
+            let value = properties["ManufacturerData"],
+            let manufacturerData = try? Device1.manufacturerData(from: value),
+            let data = manufacturerData[companyID],
+            case .string(let address)? = properties["Address"]
+        else { return }
+        let addressType: String = if case .string(let t)? = properties["AddressType"] { t } else { "public" }
+        let rssi: Int16? = if case .int16(let r)? = properties["RSSI"] { r } else { nil }
+        state.withLock {
+            $0.reported[path] = address
+            $0.reports += 1
+        }
+        emit(
+            .report(
+                AdvertisementReport(
+                    adapter: adapter, device: path, address: address, addressType: addressType, rssi: rssi,
+                    companyID: companyID, data: data, receivedAt: .now)))
+    }
+}

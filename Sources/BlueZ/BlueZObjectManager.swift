@@ -1,0 +1,262 @@
+import DBus
+import Synchronization
+
+/// A live mirror of bluetoothd's object tree.
+///
+/// It makes one `GetManagedObjects` call and one subscription to everything
+/// `org.bluez` sends (InterfacesAdded, InterfacesRemoved, PropertiesChanged),
+/// keeps the tree current, and fans each change out to observers. It never
+/// polls. When bluetoothd leaves the bus the tree empties (`serviceVanished`);
+/// when it comes back the tree is loaded afresh (`serviceAppeared`).
+///
+/// Observers run synchronously on the D-Bus connection's thread for signals,
+/// so they must be quick and must not block.
+public final class BlueZObjectManager: Sendable {
+    /// Interfaces of one object: interface name → property name → value.
+    public typealias Interfaces = [String: [String: DBusValue]]
+
+    /// A change in the tree.
+    public enum Event: Sendable {
+        /// bluetoothd is on the bus and the tree is loaded.
+        case serviceAppeared
+        /// bluetoothd left the bus; every object is gone.
+        case serviceVanished
+        /// An object gained interfaces (a new adapter, a newly heard device, …).
+        case interfacesAdded(DBusObjectPath, Interfaces)
+        /// An object lost interfaces; when none remain the object is gone.
+        case interfacesRemoved(DBusObjectPath, [String])
+        /// Properties changed. `current` is the interface's full set after the change.
+        case propertiesChanged(
+            DBusObjectPath, interface: String, changed: [String: DBusValue], invalidated: [String],
+            current: [String: DBusValue])
+    }
+
+    private struct State {
+        var objects: [DBusObjectPath: Interfaces] = [:]
+        var owner: String?
+        var observers: [UInt64: @Sendable (Event) -> Void] = [:]
+        var nextObserver: UInt64 = 0
+        var stopped = false
+    }
+
+    public let connection: DBusConnection
+    private let state = Mutex(State())
+    private let tasks = Mutex<(signals: DBusSignalHandler?, owner: Task<Void, Never>?)>((nil, nil))
+
+    private init(connection: DBusConnection) {
+        self.connection = connection
+    }
+
+    /// Subscribes, loads the tree if bluetoothd is present, and follows it from then on.
+    public static func start(on connection: DBusConnection) async throws -> BlueZObjectManager {
+        let manager = BlueZObjectManager(connection: connection)
+        let handler = try await connection.addSignalHandler(matching: DBusMatchRule(sender: BlueZ.serviceName)) {
+            [weak manager] message in manager?.apply(message)
+        }
+        let owners = try await connection.nameOwnerChanges(of: BlueZ.serviceName)
+        var iterator = owners.makeAsyncIterator()
+        let initialOwner = try await iterator.next() ?? nil
+        await manager.ownerChanged(to: initialOwner)
+        let task = Task { [weak manager] in
+            while let next = try? await iterator.next() {
+                guard let manager else { return }
+                await manager.ownerChanged(to: next)
+            }
+        }
+        manager.tasks.withLock { $0 = (handler, task) }
+        return manager
+    }
+
+    /// Stops following bluetoothd. Observers get nothing more.
+    public func stop() {
+        let (handler, task) = tasks.withLock { ($0.signals, $0.owner) }
+        handler?.cancel()
+        task?.cancel()
+        state.withLock {
+            $0.stopped = true
+            $0.observers.removeAll()
+        }
+    }
+
+    deinit {
+        let (handler, task) = tasks.withLock { ($0.signals, $0.owner) }
+        handler?.cancel()
+        task?.cancel()
+    }
+
+    // MARK: Reading the tree
+
+    /// True while bluetoothd is on the bus.
+    public var isServicePresent: Bool { state.withLock { $0.owner != nil } }
+
+    /// Every object, with its interfaces.
+    public var objects: [DBusObjectPath: Interfaces] { state.withLock { $0.objects } }
+
+    /// The properties of one interface of one object.
+    public func properties(of path: DBusObjectPath, interface: String) -> [String: DBusValue]? {
+        state.withLock { $0.objects[path]?[interface] }
+    }
+
+    /// The objects implementing `interface`, sorted by path.
+    public func objects(implementing interface: String) -> [(path: DBusObjectPath, properties: [String: DBusValue])] {
+        state.withLock { state in
+            state.objects.compactMap { path, interfaces in interfaces[interface].map { (path, $0) } }
+        }.sorted { $0.path < $1.path }
+    }
+
+    /// The adapters, sorted by path. Adapters whose properties cannot be read are skipped.
+    public func adapters() -> [Adapter1] {
+        objects(implementing: Adapter1.interface).compactMap { try? Adapter1(path: $0.path, properties: $0.properties) }
+    }
+
+    /// The devices an adapter has heard.
+    public func devices(on adapter: DBusObjectPath) -> [Device1] {
+        objects(implementing: Device1.interface).compactMap { entry in
+            guard entry.path.isDescendant(of: adapter) else { return nil }
+            return try? Device1(path: entry.path, properties: entry.properties)
+        }
+    }
+
+    // MARK: Observing
+
+    /// Calls `observer` for every later change, until the returned token is cancelled.
+    public func observe(_ observer: @escaping @Sendable (Event) -> Void) -> ObserverToken {
+        let id = state.withLock { state in
+            state.nextObserver += 1
+            state.observers[state.nextObserver] = observer
+            return state.nextObserver
+        }
+        return ObserverToken { [weak self] in _ = self?.state.withLock { $0.observers.removeValue(forKey: id) } }
+    }
+
+    /// The changes as an asynchronous sequence.
+    public func events(bufferingPolicy: AsyncStream<Event>.Continuation.BufferingPolicy = .unbounded)
+        -> AsyncStream<Event>
+    {
+        let (stream, continuation) = AsyncStream<Event>.makeStream(bufferingPolicy: bufferingPolicy)
+        let token = observe { continuation.yield($0) }
+        continuation.onTermination = { _ in token.cancel() }
+        return stream
+    }
+
+    private func notify(_ events: [Event]) {
+        guard !events.isEmpty else { return }
+        let observers = state.withLock { Array($0.observers.values) }
+        for event in events {
+            for observer in observers { observer(event) }
+        }
+    }
+
+    // MARK: Applying changes
+
+    private func ownerChanged(to owner: String?) async {
+        let previous = state.withLock { state -> String? in
+            let previous = state.owner
+            state.owner = owner
+            if owner != previous { state.objects.removeAll() }
+            return previous
+        }
+        if previous != nil && owner != previous { notify([.serviceVanished]) }
+        guard let owner, owner != previous else { return }
+        let snapshot: [DBusObjectPath: Interfaces]
+        do {
+            let reply = try await connection.call(
+                destination: BlueZ.serviceName, path: BlueZ.rootPath, interface: "org.freedesktop.DBus.ObjectManager",
+                member: "GetManagedObjects")
+            guard let value = reply.body.first, reply.body.count == 1, let parsed = Self.parseManagedObjects(value)
+            else { return }
+            snapshot = parsed
+        } catch {
+            return
+        }
+        let added: [Event]? = state.withLock { state in
+            guard state.owner == owner, !state.stopped else { return nil }
+            var events: [Event] = []
+            for (path, interfaces) in snapshot.sorted(by: { $0.key < $1.key }) {
+                state.objects[path, default: [:]].merge(interfaces) { old, new in old.merging(new) { _, n in n } }
+                events.append(.interfacesAdded(path, interfaces))
+            }
+            return events
+        }
+        guard let added else { return }
+        notify(added + [.serviceAppeared])
+    }
+
+    private func apply(_ message: DBusMessage) {
+        guard let path = message.path else { return }
+        switch (message.interface, message.member) {
+        case ("org.freedesktop.DBus.ObjectManager", "InterfacesAdded"):
+            guard message.body.count == 2, case .objectPath(let object) = message.body[0],
+                let interfaces = Self.parseInterfaces(message.body[1])
+            else { return }
+            state.withLock { state in
+                state.objects[object, default: [:]].merge(interfaces) { old, new in old.merging(new) { _, n in n } }
+            }
+            notify([.interfacesAdded(object, interfaces)])
+        case ("org.freedesktop.DBus.ObjectManager", "InterfacesRemoved"):
+            guard message.body.count == 2, case .objectPath(let object) = message.body[0],
+                let names = message.body[1].arrayElements?.compactMap(\.string)
+            else { return }
+            state.withLock { state in
+                for name in names { state.objects[object]?[name] = nil }
+                if state.objects[object]?.isEmpty == true { state.objects[object] = nil }
+            }
+            notify([.interfacesRemoved(object, names)])
+        case ("org.freedesktop.DBus.Properties", "PropertiesChanged"):
+            guard message.body.count == 3, case .string(let interface) = message.body[0],
+                let changed = message.body[1].vardict,
+                let invalidated = message.body[2].arrayElements?.compactMap(\.string)
+            else { return }
+            let current: [String: DBusValue]? = state.withLock { state in
+                guard var properties = state.objects[path]?[interface] else { return nil }
+                properties.merge(changed) { _, new in new }
+                for name in invalidated { properties[name] = nil }
+                state.objects[path]![interface] = properties
+                return properties
+            }
+            guard let current else { return }
+            notify([
+                .propertiesChanged(path, interface: interface, changed: changed, invalidated: invalidated, current: current)
+            ])
+        default:
+            return
+        }
+    }
+
+    static func parseInterfaces(_ value: DBusValue) -> Interfaces? {
+        guard let entries = value.dictionaryEntries else { return nil }
+        var out: Interfaces = [:]
+        for (key, properties) in entries {
+            guard case .string(let name) = key, let map = properties.vardict else { return nil }
+            out[name] = map
+        }
+        return out
+    }
+
+    static func parseManagedObjects(_ value: DBusValue) -> [DBusObjectPath: Interfaces]? {
+        guard let entries = value.dictionaryEntries else { return nil }
+        var out: [DBusObjectPath: Interfaces] = [:]
+        for (key, interfaces) in entries {
+            guard case .objectPath(let path) = key, let parsed = parseInterfaces(interfaces) else { return nil }
+            out[path] = parsed
+        }
+        return out
+    }
+}
+
+/// Cancels an observation when told to (not on deinit: keep it as long as you observe).
+public final class ObserverToken: Sendable {
+    private let onCancel: Mutex<(@Sendable () -> Void)?>
+
+    init(_ onCancel: @escaping @Sendable () -> Void) {
+        self.onCancel = Mutex(onCancel)
+    }
+
+    public func cancel() {
+        let action = onCancel.withLock { action in
+            defer { action = nil }
+            return action
+        }
+        action?()
+    }
+}

@@ -1,0 +1,71 @@
+import DBus
+
+/// `org.bluez.Device1`: a remote device bluetoothd has heard, at
+/// `/org/bluez/hciN/dev_XX_XX_XX_XX_XX_XX`.
+///
+/// During discovery every advertiser gets one; a new address (an address
+/// rotation) makes a new object. Temporary devices disappear
+/// `TemporaryTimeout` seconds (30 by default) after they were last seen.
+public struct Device1: Sendable, Equatable {
+    public static let interface = "org.bluez.Device1"
+
+    public let path: DBusObjectPath
+    /// The remote address.
+    public var address: String
+    /// "public" or "random".
+    public var addressType: String
+    /// The adapter that heard it.
+    public var adapter: DBusObjectPath?
+    /// Signal strength of the last advertisement, in dBm; absent when unknown.
+    public var rssi: Int16?
+    /// Manufacturer-specific data by company ID, from the advertisements.
+    public var manufacturerData: [UInt16: [UInt8]]
+    /// Whether an LE connection is up.
+    public var connected: Bool
+    /// Whether GATT services have been discovered.
+    public var servicesResolved: Bool
+
+    /// Reads the device from its `org.bluez.Device1` properties.
+    /// - Throws: `DBusDecodingError` when a property is missing or mistyped.
+    public init(path: DBusObjectPath, properties: [String: DBusValue]) throws(DBusDecodingError) {
+        self.path = path
+        address = try properties.require("Address")
+        addressType = try properties.optional("AddressType") ?? "public"
+        adapter = try properties.optional("Adapter")
+        rssi = try properties.optional("RSSI")
+        manufacturerData = try properties["ManufacturerData"].map(Self.manufacturerData(from:)) ?? [:]
+        connected = try properties.optional("Connected") ?? false
+        servicesResolved = try properties.optional("ServicesResolved") ?? false
+    }
+
+    /// Decodes a `ManufacturerData` value: `a{qv}` whose variants hold `ay`.
+    /// - Throws: `DBusDecodingError` on any other shape.
+    public static func manufacturerData(from value: DBusValue) throws(DBusDecodingError) -> [UInt16: [UInt8]] {
+        guard case .array(.dictEntry(.uint16, .variant), let entries) = value else {
+            throw .typeMismatch(expected: "a{qv}", actual: value.type.signature, context: "ManufacturerData")
+        }
+        var out: [UInt16: [UInt8]] = [:]
+        for case .dictEntry(.uint16(let company), let data) in entries {
+            guard let bytes = data.bytes else {
+                throw .typeMismatch(expected: "ay", actual: data.unwrapped.type.signature, context: "ManufacturerData")
+            }
+            out[company] = bytes
+        }
+        return out
+    }
+
+    // MARK: Methods
+
+    /// `Connect()`: connects to the device (an LE connection for LE-only devices).
+    public static func connect(_ device: DBusObjectPath, on connection: DBusConnection, timeout: Duration = .seconds(25))
+        async throws
+    {
+        try await connection.call(
+            destination: BlueZ.serviceName, path: device, interface: interface, member: "Connect", timeout: timeout)
+    }
+
+    /// `Disconnect()`: closes every connection to the device.
+    public static func disconnect(_ device: DBusObjectPath, on connection: DBusConnection) async throws {
+        try await connection.call(destination: BlueZ.serviceName, path: device, interface: interface, member: "Disconnect")
+    }
+}

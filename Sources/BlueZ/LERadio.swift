@@ -1,0 +1,357 @@
+import DBus
+import Logging
+
+/// Scanning and advertising on one adapter that survive bluetoothd restarts,
+/// adapters coming and going, and power cycles, without help.
+///
+/// `run()` reconciles what is wanted with what bluetoothd has: it picks the
+/// adapter, powers it on when allowed, sets the discovery filter (LE,
+/// DuplicateData) and starts discovery, and keeps the advertisement (if one
+/// is wanted) registered. Every change in bluetoothd's object tree triggers a
+/// new pass, so after bluetoothd comes back everything is set up again as soon
+/// as its objects appear. A pass that fails is retried with backoff; nothing
+/// is polled while things work. Each state transition is logged once.
+public actor LERadio {
+    public struct Configuration: Sendable {
+        public var adapter: AdapterSelector = .automatic
+        /// Switch the adapter on when it is off.
+        public var powerOnAdapter = true
+        /// The company ID of our Manufacturer Specific Data (0xFFFF: the SIG's test ID).
+        public var companyID: UInt16 = 0xFFFF
+        /// Where the advertisement object is exported.
+        public var advertisementPath: DBusObjectPath = "/org/handoff/advertisement0"
+        /// Advertising interval bounds in milliseconds, if set.
+        public var minInterval: UInt32?
+        public var maxInterval: UInt32?
+        /// The first retry delay after a failure; it doubles up to `maximumRetryDelay`.
+        public var retryDelay: Duration = .milliseconds(250)
+        public var maximumRetryDelay: Duration = .seconds(5)
+
+        public init() {}
+    }
+
+    /// Where the radio stands.
+    public enum Phase: Sendable, Equatable, CustomStringConvertible {
+        case waitingForBluetoothd
+        case waitingForAdapter
+        case adapterOff(String)
+        case ready(String)
+        case failing(String)
+
+        public var description: String {
+            switch self {
+            case .waitingForBluetoothd: "waiting for bluetoothd (org.bluez is not on the bus)"
+            case .waitingForAdapter: "waiting for an adapter"
+            case .adapterOff(let name): "adapter \(name) is powered off"
+            case .ready(let name): "scanning on \(name)"
+            case .failing(let why): "retrying: \(why)"
+            }
+        }
+    }
+
+    /// A snapshot for status displays.
+    public struct Status: Sendable, Equatable {
+        public var phase: Phase
+        public var adapter: String?
+        public var adapterAddress: String?
+        public var scanning: Bool
+        public var advertising: Bool
+        public var lastError: String?
+    }
+
+    public let connection: DBusConnection
+    public let manager: BlueZObjectManager
+    public let scanner: AdvertisementScanner
+    public let configuration: Configuration
+    private let logger: Logger
+
+    // What is wanted.
+    private var wantedPayload: [UInt8]?
+    // What bluetoothd has, as far as we know.
+    private var adapter: Adapter1?
+    private var scanning = false
+    private var advertisement: LEAdvertisement1?
+    private var registered = false
+    private var poweringOn: DBusObjectPath?
+    // Bookkeeping.
+    private var phase: Phase = .waitingForBluetoothd
+    private var lastError: String?
+    private var reconciling = false
+    private var passRequested = false
+    private var retryTask: Task<Void, Never>?
+    private var retryDelay: Duration
+    private var stopped = false
+
+    public init(
+        connection: DBusConnection, manager: BlueZObjectManager, configuration: Configuration = Configuration(),
+        logger: Logger = Logger(label: "handoff.bluez")
+    ) {
+        self.connection = connection
+        self.manager = manager
+        self.configuration = configuration
+        self.logger = logger
+        self.retryDelay = configuration.retryDelay
+        self.scanner = AdvertisementScanner(manager: manager, adapter: nil, companyID: configuration.companyID)
+    }
+
+    /// The scan events of the chosen adapter.
+    public nonisolated var scanEvents: AsyncStream<ScanEvent> { scanner.events }
+
+    public var status: Status {
+        Status(
+            phase: phase, adapter: adapter?.interfaceName, adapterAddress: adapter?.address, scanning: scanning,
+            advertising: registered, lastError: lastError)
+    }
+
+    /// Runs until the task is cancelled, then unregisters and stops discovery.
+    public func run() async {
+        // Only adapter-level changes matter here; device traffic stays with the scanner.
+        let (events, continuation) = AsyncStream<BlueZObjectManager.Event>.makeStream()
+        let token = manager.observe { event in
+            if Self.concernsAdapters(event) { continuation.yield(event) }
+        }
+        defer { token.cancel() }
+        await reconcile()
+        for await event in events {
+            if Task.isCancelled { break }
+            if note(event) { await reconcile() }
+        }
+        await shutDown()
+    }
+
+    /// Sets the Manufacturer Specific Data to advertise under our company ID, or
+    /// nil to advertise nothing. A registered advertisement is updated in place.
+    public func advertise(_ payload: [UInt8]?) async {
+        guard payload != wantedPayload else { return }
+        wantedPayload = payload
+        if let payload, let advertisement, registered {
+            do {
+                try await advertisement.update(advertisementData(payload))
+                return
+            } catch {
+                logger.warning("updating the advertisement failed: \(error); registering it again")
+                registered = false
+            }
+        }
+        await reconcile()
+    }
+
+    /// Unregisters the advertisement, stops discovery and takes our objects off the bus.
+    public func shutDown() async {
+        guard !stopped else { return }
+        stopped = true
+        retryTask?.cancel()
+        if let adapter {
+            if registered, let advertisement {
+                try? await LEAdvertisingManager1.unregisterAdvertisement(
+                    advertisement.path, adapter: adapter.path, on: connection)
+            }
+            if scanning { try? await Adapter1.stopDiscovery(adapter: adapter.path, on: connection) }
+        }
+        await advertisement?.unexport()
+        advertisement = nil
+        registered = false
+        scanning = false
+        scanner.stop()
+    }
+
+    // MARK: Reacting to bluetoothd
+
+    private static func concernsAdapters(_ event: BlueZObjectManager.Event) -> Bool {
+        switch event {
+        case .serviceAppeared, .serviceVanished: true
+        case .interfacesAdded(_, let interfaces):
+            interfaces[Adapter1.interface] != nil || interfaces[LEAdvertisingManager1.interface] != nil
+        case .interfacesRemoved(_, let names): names.contains(Adapter1.interface)
+        case .propertiesChanged(_, let interface, _, _, _): interface == Adapter1.interface
+        }
+    }
+
+    /// Updates what we know from one change; returns true when a pass is needed.
+    private func note(_ event: BlueZObjectManager.Event) -> Bool {
+        switch event {
+        case .serviceVanished:
+            forgetAdapterState()
+            return true
+        case .serviceAppeared:
+            return true
+        case .interfacesAdded(_, let interfaces):
+            return interfaces[Adapter1.interface] != nil || interfaces[LEAdvertisingManager1.interface] != nil
+        case .interfacesRemoved(let path, let names):
+            if path == adapter?.path && names.contains(Adapter1.interface) {
+                forgetAdapterState()
+                return true
+            }
+            return false
+        case .propertiesChanged(let path, let interface, let changed, _, _):
+            guard interface == Adapter1.interface else { return false }
+            if path == adapter?.path {
+                if changed["Powered"] == .boolean(false) {
+                    scanning = false
+                    return true
+                }
+                if changed["Discovering"] == .boolean(false) { scanning = false }
+            }
+            return changed["Powered"] != nil || changed["Discovering"] != nil
+        }
+    }
+
+    private func forgetAdapterState() {
+        adapter = nil
+        scanning = false
+        registered = false
+        poweringOn = nil
+        scanner.setAdapter(nil)
+    }
+
+    private func released() async {
+        guard registered else { return }
+        logger.notice("bluetoothd released the advertisement")
+        registered = false
+        await reconcile()
+    }
+
+    // MARK: Reconciling
+
+    private func reconcile() async {
+        guard !stopped else { return }
+        if reconciling {
+            passRequested = true
+            return
+        }
+        reconciling = true
+        defer { reconciling = false }
+        repeat {
+            passRequested = false
+            do {
+                try await pass()
+                retryDelay = configuration.retryDelay
+                lastError = nil
+            } catch {
+                let why = Self.describe(error)
+                lastError = why
+                transition(to: .failing(why))
+                scheduleRetry()
+            }
+        } while passRequested && !stopped
+    }
+
+    private func pass() async throws {
+        guard manager.isServicePresent else {
+            forgetAdapterState()
+            transition(to: .waitingForBluetoothd)
+            return
+        }
+        guard let chosen = configuration.adapter.choose(from: manager.adapters()) else {
+            forgetAdapterState()
+            transition(to: .waitingForAdapter)
+            return
+        }
+        if chosen.path != adapter?.path {
+            scanning = false
+            registered = false
+            poweringOn = nil
+            scanner.setAdapter(chosen.path)
+            logger.info("using adapter \(chosen.interfaceName) (\(chosen.address))")
+        }
+        adapter = chosen
+        guard chosen.powered else {
+            scanning = false
+            if configuration.powerOnAdapter && poweringOn != chosen.path {
+                poweringOn = chosen.path
+                logger.info("powering on \(chosen.interfaceName)")
+                try await Adapter1.setPowered(true, adapter: chosen.path, on: connection)
+            }
+            transition(to: .adapterOff(chosen.interfaceName))
+            return
+        }
+        poweringOn = nil
+        if !scanning || !chosen.discovering {
+            try await Adapter1.setDiscoveryFilter(.handoff, adapter: chosen.path, on: connection)
+            do {
+                try await Adapter1.startDiscovery(adapter: chosen.path, on: connection)
+            } catch let error as DBusError where error.is(.bluezInProgress) {
+                // Our session already exists (for example after a power cycle).
+            }
+            scanning = true
+        }
+        try await reconcileAdvertisement(on: chosen)
+        transition(to: .ready(chosen.interfaceName))
+    }
+
+    private func reconcileAdvertisement(on adapter: Adapter1) async throws {
+        guard let payload = wantedPayload else {
+            if registered, let advertisement {
+                try? await LEAdvertisingManager1.unregisterAdvertisement(
+                    advertisement.path, adapter: adapter.path, on: connection)
+            }
+            registered = false
+            await advertisement?.unexport()
+            advertisement = nil
+            return
+        }
+        let data = advertisementData(payload)
+        if let advertisement {
+            try await advertisement.update(data)
+        } else {
+            advertisement = try await LEAdvertisement1.export(
+                data, at: configuration.advertisementPath, on: connection
+            ) { [weak self] in
+                Task { await self?.released() }
+            }
+        }
+        guard !registered, let advertisement else { return }
+        do {
+            try await LEAdvertisingManager1.registerAdvertisement(advertisement.path, adapter: adapter.path, on: connection)
+            logger.info("advertising on \(adapter.interfaceName)")
+        } catch let error as DBusError where error.is(.bluezAlreadyExists) {
+            // Still registered from before (for example across a power cycle).
+        }
+        registered = true
+    }
+
+    private func advertisementData(_ payload: [UInt8]) -> LEAdvertisementData {
+        LEAdvertisementData(
+            type: .broadcast, manufacturerData: [configuration.companyID: payload],
+            minInterval: configuration.minInterval, maxInterval: configuration.maxInterval)
+    }
+
+    private func scheduleRetry() {
+        guard retryTask == nil, !stopped else { return }
+        let delay = retryDelay
+        retryDelay = min(retryDelay * 2, configuration.maximumRetryDelay)
+        retryTask = Task { [weak self] in
+            try? await Task.sleep(for: delay)
+            await self?.retryNow()
+        }
+    }
+
+    private func retryNow() async {
+        retryTask = nil
+        await reconcile()
+    }
+
+    private func transition(to new: Phase) {
+        guard new != phase else { return }
+        phase = new
+        switch new {
+        case .ready: logger.notice("\(new)")
+        case .failing: logger.warning("\(new)")
+        default: logger.notice("\(new)")
+        }
+    }
+
+    static func describe(_ error: Error) -> String {
+        if let error = error as? DBusError {
+            switch error.name {
+            case DBusError.Name.bluezNotPermitted.rawValue:
+                return "bluetoothd refused the advertisement: no free advertising instance (\(error.message))"
+            case DBusError.Name.bluezInvalidLength.rawValue:
+                return "bluetoothd refused the advertisement: the data is too long (\(error.message))"
+            default:
+                return error.description
+            }
+        }
+        return String(describing: error)
+    }
+}
