@@ -13,11 +13,19 @@ let package = Package(
     products: [
         .library(name: "DBus", targets: ["DBus"]),
         .library(name: "HandoffCore", targets: ["HandoffCore"]),
+        .library(name: "HandoffKit", targets: ["HandoffKit"]),
+        .executable(name: "handoffd", targets: ["handoffd"]),
+        .executable(name: "handoffctl", targets: ["handoffctl"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-crypto.git", from: "3.12.3"),
         .package(url: "https://github.com/apple/swift-system.git", from: "1.8.1"),
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.3"),
+        .package(url: "https://github.com/apple/swift-collections.git", from: "1.6.0"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
+        .package(url: "https://github.com/LebJe/TOMLKit.git", from: "0.6.0"),
         .package(url: "https://github.com/x-sheep/swift-property-based.git", from: "2.0.1"),
     ],
     targets: [
@@ -51,6 +59,49 @@ let package = Package(
             ]
         ),
 
+        // MARK: The socket protocol between handoffd and apps (spec: docs/protocol.md)
+        .target(name: "HandoffProtocol"),
+
+        // MARK: The daemon: registries, beacon service, socket server, config, systemd glue
+        .target(
+            name: "HandoffDaemon",
+            dependencies: [
+                "BlueZ", "DBus", "HandoffCore", "HandoffStore", "HandoffProtocol",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "DequeModule", package: "swift-collections"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "TOMLKit", package: "TOMLKit"),
+            ]
+        ),
+        .executableTarget(
+            name: "handoffd",
+            dependencies: [
+                "HandoffDaemon",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]
+        ),
+
+        // MARK: The client side: the app library and the CLI
+        .target(
+            name: "HandoffKit",
+            dependencies: [
+                "HandoffProtocol",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+            ]
+        ),
+        .executableTarget(
+            name: "handoffctl",
+            dependencies: [
+                "HandoffKit", "HandoffProtocol",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
+
         // MARK: Benchmarks and fuzzing (run by `make bench`, `make fuzz`)
         .executableTarget(name: "DBusBench", dependencies: ["DBus"]),
         .executableTarget(name: "BeaconBench", dependencies: ["HandoffCore"]),
@@ -67,6 +118,13 @@ let package = Package(
                 .product(name: "PropertyBased", package: "swift-property-based"),
             ],
             resources: [.copy("Vectors")]
+        ),
+        .testTarget(name: "HandoffProtocolTests", dependencies: ["HandoffProtocol"]),
+        .testTarget(name: "HandoffDaemonTests", dependencies: ["HandoffDaemon", "HandoffProtocol", "HandoffCore"]),
+        .testTarget(name: "HandoffKitTests", dependencies: ["HandoffKit", "HandoffProtocol"]),
+        .testTarget(
+            name: "SystemTests",
+            dependencies: ["HandoffProtocol", "HandoffKit", "DBus", "DBusTestSupport"]
         ),
         .testTarget(name: "HandoffStoreTests", dependencies: ["HandoffStore", "HandoffCore"]),
     ],

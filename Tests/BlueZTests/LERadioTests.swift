@@ -1,0 +1,210 @@
+import BlueZ
+import DBus
+import DBusTestSupport
+import Foundation
+import Testing
+
+/// One "laptop": its own bus connection, object-manager mirror and radio.
+struct Laptop {
+    let connection: DBusConnection
+    let manager: BlueZObjectManager
+    let radio: LERadio
+    let task: Task<Void, Never>
+
+    init(bus: PrivateBus, adapter: String, advertisementPath: DBusObjectPath = "/org/handoff/advertisement0")
+        async throws
+    {
+        connection = try await DBusConnection.connect(to: .address(bus.address))
+        manager = try await BlueZObjectManager.start(on: connection)
+        var configuration = LERadio.Configuration()
+        configuration.adapter = .name(adapter)
+        configuration.advertisementPath = advertisementPath
+        radio = LERadio(connection: connection, manager: manager, configuration: configuration)
+        let radio = self.radio
+        task = Task { await radio.run() }
+    }
+
+    func waitUntilReady() async throws {
+        let radio = self.radio
+        try await eventually {
+            if case .ready = await radio.status.phase { return true }
+            return false
+        }
+    }
+
+    func stop() async {
+        task.cancel()
+        _ = await task.value
+        manager.stop()
+        await connection.close()
+    }
+}
+
+@Suite(.serialized) struct LERadioTests {
+    static let payloadA: [UInt8] = Array(0..<24)
+    static let payloadB: [UInt8] = Array((0..<24).map { UInt8(200 - $0) })
+
+    func report(_ payload: [UInt8]) -> @Sendable (ScanEvent) -> Bool {
+        { event in
+            if case .report(let report) = event { return report.data == payload }
+            return false
+        }
+    }
+
+    @Test func advertisesOnOneAdapterAndScansOnTheOther() async throws {
+        let bus = try PrivateBus()
+        let sim = try await SimulatedBlueZ(bus: bus)
+        let a = try await Laptop(bus: bus, adapter: "hci0")
+        let b = try await Laptop(bus: bus, adapter: "hci1")
+        try await a.waitUntilReady()
+        try await b.waitUntilReady()
+        await a.radio.advertise(Self.payloadA)
+        let event = try await firstMatch(b.radio.scanEvents, report(Self.payloadA))
+        guard case .report(let report) = event else { return }
+        #expect(report.companyID == 0xFFFF)
+        #expect(report.adapter == "/org/bluez/hci1")
+        #expect(report.device.isDescendant(of: "/org/bluez/hci1"))
+        #expect(await a.radio.status.advertising)
+        #expect(await b.radio.status.scanning)
+        await a.stop()
+        await b.stop()
+        await sim.stop()
+    }
+
+    @Test func aRotatedPayloadIsSeen() async throws {
+        let bus = try PrivateBus()
+        let sim = try await SimulatedBlueZ(bus: bus)
+        let a = try await Laptop(bus: bus, adapter: "hci0")
+        let b = try await Laptop(bus: bus, adapter: "hci1")
+        try await a.waitUntilReady()
+        try await b.waitUntilReady()
+        await a.radio.advertise(Self.payloadA)
+        _ = try await firstMatch(b.radio.scanEvents, report(Self.payloadA))
+        await a.radio.advertise(Self.payloadB)
+        _ = try await firstMatch(b.radio.scanEvents, report(Self.payloadB))
+        await a.stop()
+        await b.stop()
+        await sim.stop()
+    }
+
+    @Test func stopsAdvertisingWhenToldAndUnregistersOnShutdown() async throws {
+        let bus = try PrivateBus()
+        let sim = try await SimulatedBlueZ(bus: bus)
+        let a = try await Laptop(bus: bus, adapter: "hci0")
+        try await a.waitUntilReady()
+        await a.radio.advertise(Self.payloadA)
+        try await eventually { try await activeInstances(sim, "hci0") == 1 }
+        await a.radio.advertise(nil)
+        try await eventually { try await activeInstances(sim, "hci0") == 0 }
+        #expect(await a.radio.status.advertising == false)
+        await a.radio.advertise(Self.payloadA)
+        try await eventually { try await activeInstances(sim, "hci0") == 1 }
+        await a.stop()
+        try await eventually { try await activeInstances(sim, "hci0") == 0 }
+        await sim.stop()
+    }
+
+    @Test func handlesReleaseAndRegistersAgain() async throws {
+        let bus = try PrivateBus()
+        let sim = try await SimulatedBlueZ(bus: bus)
+        let a = try await Laptop(bus: bus, adapter: "hci0")
+        try await a.waitUntilReady()
+        await a.radio.advertise(Self.payloadA)
+        try await eventually { await a.radio.status.advertising }
+        // A graceful restart makes the simulator call Release, as bluetoothd does on SIGTERM.
+        try await sim.restart(downtime: .milliseconds(300), graceful: true)
+        try await eventually { try await activeInstances(sim, "hci0") == 1 }
+        #expect(await a.radio.status.advertising)
+        await a.stop()
+        await sim.stop()
+    }
+
+    @Test func theInstanceLimitGivesNotPermitted() async throws {
+        let bus = try PrivateBus()
+        let sim = try await SimulatedBlueZ(bus: bus, arguments: ["--supported-instances", "2"])
+        let connection = try await DBusConnection.connect(to: .address(bus.address))
+        var adverts: [LEAdvertisement1] = []
+        for index in 0..<3 {
+            adverts.append(
+                try await LEAdvertisement1.export(
+                    LEAdvertisementData(manufacturerData: [0xFFFF: [UInt8(index)]]),
+                    at: try DBusObjectPath("/test/adv\(index)"), on: connection, onRelease: {}))
+        }
+        try await LEAdvertisingManager1.registerAdvertisement(adverts[0].path, adapter: "/org/bluez/hci0", on: connection)
+        try await LEAdvertisingManager1.registerAdvertisement(adverts[1].path, adapter: "/org/bluez/hci0", on: connection)
+        let error = await #expect(throws: DBusError.self) {
+            try await LEAdvertisingManager1.registerAdvertisement(
+                adverts[2].path, adapter: "/org/bluez/hci0", on: connection)
+        }
+        #expect(error?.is(.bluezNotPermitted) == true)
+
+        // The radio surfaces the same refusal as a clear error and keeps retrying.
+        let a = try await Laptop(bus: bus, adapter: "hci0")
+        await a.radio.advertise(Self.payloadA)
+        try await eventually { await a.radio.status.lastError?.contains("no free advertising instance") == true }
+        try await LEAdvertisingManager1.unregisterAdvertisement(adverts[0].path, adapter: "/org/bluez/hci0", on: connection)
+        try await eventually(within: .seconds(15)) { await a.radio.status.advertising }
+        await a.stop()
+        await connection.close()
+        await sim.stop()
+    }
+
+    @Test func resumesWithinTwoSecondsAfterBluetoothdRestarts() async throws {
+        let bus = try PrivateBus()
+        let sim = try await SimulatedBlueZ(bus: bus)
+        let a = try await Laptop(bus: bus, adapter: "hci0")
+        let b = try await Laptop(bus: bus, adapter: "hci1")
+        try await a.waitUntilReady()
+        try await b.waitUntilReady()
+        await a.radio.advertise(Self.payloadA)
+        _ = try await firstMatch(b.radio.scanEvents, report(Self.payloadA))
+
+        let owners = try await b.connection.nameOwnerChanges(of: "org.bluez")
+        try await sim.restart(downtime: .milliseconds(500), graceful: false)
+        // Wait for org.bluez to come back, then expect a report within 2 s of that.
+        var sawGone = false
+        for try await owner in owners {
+            if owner == nil { sawGone = true } else if sawGone { break }
+        }
+        let back = ContinuousClock.now
+        _ = try await firstMatch(b.radio.scanEvents, within: .seconds(2), report(Self.payloadA))
+        let elapsed = ContinuousClock.now - back
+        #expect(elapsed < .seconds(2))
+        #expect(await a.radio.status.advertising)
+        #expect(await b.radio.status.scanning)
+        await a.stop()
+        await b.stop()
+        await sim.stop()
+    }
+
+    @Test func waitsForARemovedAdapterAndResumesWhenItReturns() async throws {
+        let bus = try PrivateBus()
+        let sim = try await SimulatedBlueZ(bus: bus)
+        let a = try await Laptop(bus: bus, adapter: "hci0")
+        let b = try await Laptop(bus: bus, adapter: "hci1")
+        try await a.waitUntilReady()
+        try await b.waitUntilReady()
+        await a.radio.advertise(Self.payloadA)
+        _ = try await firstMatch(b.radio.scanEvents, report(Self.payloadA))
+
+        try await sim.removeAdapter("hci0")
+        try await eventually { await a.radio.status.phase == .waitingForAdapter }
+        #expect(await a.radio.status.advertising == false)
+        try await sim.addAdapter("hci0")
+        try await a.waitUntilReady()
+        try await eventually { await a.radio.status.advertising }
+        _ = try await firstMatch(b.radio.scanEvents, report(Self.payloadA))
+        await a.stop()
+        await b.stop()
+        await sim.stop()
+    }
+}
+
+/// The simulator's `ActiveInstances` for an adapter, read over D-Bus.
+func activeInstances(_ sim: SimulatedBlueZ, _ adapter: String) async throws -> UInt8 {
+    let reply = try await sim.control.call(
+        destination: "org.bluez", path: try DBusObjectPath("/org/bluez/\(adapter)"),
+        interface: "org.freedesktop.DBus.Properties", member: "Get",
+        [.string("org.bluez.LEAdvertisingManager1"), .string("ActiveInstances")])
+    return try UInt8(dbusValue: try reply.decode(DBusValue.self))
+}
