@@ -16,6 +16,7 @@ let package = Package(
         .library(name: "HandoffKit", targets: ["HandoffKit"]),
         .executable(name: "handoffd", targets: ["handoffd"]),
         .executable(name: "handoffctl", targets: ["handoffctl"]),
+        .executable(name: "handoff-sim-bluez", targets: ["handoff-sim-bluez"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-crypto.git", from: "3.12.3"),
@@ -72,13 +73,14 @@ let package = Package(
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "DequeModule", package: "swift-collections"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
                 .product(name: "TOMLKit", package: "TOMLKit"),
             ]
         ),
         .executableTarget(
             name: "handoffd",
             dependencies: [
-                "HandoffDaemon",
+                "HandoffDaemon", "BlueZ", "DBus",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -107,9 +109,14 @@ let package = Package(
         .executableTarget(name: "BeaconBench", dependencies: ["HandoffCore"]),
         .executableTarget(name: "BeaconFuzz", dependencies: ["HandoffCore"]),
 
+        // MARK: Simulated bluetoothd for tests and demos (shares no code with BlueZ)
+        .target(name: "BlueZSimulator", dependencies: ["DBus"]),
+        .executableTarget(name: "handoff-sim-bluez", dependencies: ["BlueZSimulator"]),
+
         // MARK: Tests
         .target(name: "DBusTestSupport", dependencies: ["DBus"], path: "Tests/DBusTestSupport"),
         .testTarget(name: "BlueZTests", dependencies: ["BlueZ", "DBus", "DBusTestSupport"]),
+        .testTarget(name: "BlueZSimulatorTests", dependencies: ["BlueZSimulator", "DBus", "DBusTestSupport"]),
         .testTarget(name: "DBusTests", dependencies: ["DBus", "DBusTestSupport"], resources: [.copy("Peers")]),
         .testTarget(
             name: "HandoffCoreTests",

@@ -1,0 +1,248 @@
+import BlueZ
+import Foundation
+import HandoffCore
+import HandoffProtocol
+import Logging
+
+/// The heart of handoffd: it joins the radio, the beacon format and the
+/// clients.
+///
+/// - It advertises a beacon for the current activity (the one most recently
+///   made current on this machine) and renews it at each epoch boundary.
+/// - It recognises our accounts' beacons among the scan reports and keeps the
+///   registry of nearby activities, with expiry and a size cap.
+/// - It answers client requests and sends events to subscribers.
+///
+/// Timers exist only while there is something to time (an advertisement to
+/// rotate, a nearby entry or an activity to expire); an idle daemon sleeps.
+public actor HandoffDaemon {
+    public static let version = "0.1.0"
+
+    let settings: DaemonSettings
+    let radio: LERadio
+    let logger: Logger
+    var accounts: AccountBook
+    var encoder: BeaconEncoder
+    var recognizer: BeaconRecognizer
+    var nearby: NearbyRegistry
+    var activities: LocalActivities
+    var clients: [UInt64: ClientSession] = [:]
+    var nextClient: UInt64 = 0
+    /// What is on the air now: account, type, flags and epoch of the beacon.
+    var advertised: (account: AccountID, type: ActivityType, flags: BeaconFlags, epoch: UInt64)?
+    var rotationTimer: Task<Void, Never>?
+    var expiryTimer: Task<Void, Never>?
+    var expirationTimer: Task<Void, Never>?
+    var recognized: UInt64 = 0
+    var rejected: UInt64 = 0
+
+    public init(settings: DaemonSettings, radio: LERadio, accounts: AccountBook, logger: Logger) {
+        self.settings = settings
+        self.radio = radio
+        self.accounts = accounts
+        self.logger = logger
+        let configuration = BeaconConfiguration(epochLength: settings.epochSeconds, companyID: settings.companyID)
+        encoder = BeaconEncoder(configuration: configuration)
+        recognizer = BeaconRecognizer(configuration: configuration, accounts: Array(accounts.keys.values))
+        nearby = NearbyRegistry(capacity: settings.registryCap, expiry: settings.expiry)
+        activities = LocalActivities(maximumPerClient: settings.maxActivitiesPerClient)
+    }
+
+    /// Follows the radio's scan reports until cancelled.
+    public func run() async {
+        for await event in radio.scanEvents {
+            if Task.isCancelled { break }
+            handle(event)
+        }
+    }
+
+    /// Takes everything off the air and tells every client goodbye.
+    public func shutDown() async {
+        rotationTimer?.cancel()
+        expiryTimer?.cancel()
+        expirationTimer?.cancel()
+        for client in clients.values { client.outbox.close() }
+        clients.removeAll()
+        await radio.advertise(nil)
+        await radio.shutDown()
+    }
+
+    /// Swaps in a reloaded account book (SIGHUP).
+    public func reload(accounts newAccounts: AccountBook) async {
+        accounts = newAccounts
+        accountsChanged()
+        await refreshAdvertisement()
+    }
+
+    // MARK: Clocks
+
+    static func wallClock() -> Double { Date().timeIntervalSince1970 }
+
+    // MARK: Scanning
+
+    func handle(_ event: ScanEvent) {
+        guard case .report(let report) = event else { return }
+        let now = Self.wallClock()
+        do {
+            let beacon = try recognizer.recognize(report.data, now: now)
+            if encoder.isOwn(beacon) { return }
+            recognized += 1
+            let (change, evicted) = nearby.record(
+                beacon, rssi: report.rssi, device: report.device.rawValue, wallClock: Date(timeIntervalSince1970: now),
+                now: .now)
+            if let evicted { broadcast(.lost, evicted) }
+            switch change {
+            case .appeared(let entry):
+                logger.info("nearby: \(entry.activityType) from \(entry.accountName) device \(entry.origin.device)")
+                broadcast(.appeared, entry)
+            case .updated(let entry): broadcast(.updated, entry)
+            case .refreshed: break
+            }
+            scheduleExpiry()
+        } catch .replayed(let origin, _) {
+            // bluetoothd reports an unchanged advertisement again: still nearby.
+            nearby.heardAgain(
+                origin, rssi: report.rssi, device: report.device.rawValue, wallClock: Date(timeIntervalSince1970: now),
+                now: .now)
+        } catch {
+            rejected += 1
+            logger.trace("ignored advertisement from \(report.address): \(error)")
+        }
+    }
+
+    func scheduleExpiry() {
+        expiryTimer?.cancel()
+        guard let next = nearby.nextExpiry else {
+            expiryTimer = nil
+            return
+        }
+        expiryTimer = Task { [weak self] in
+            try? await Task.sleep(until: next, clock: .continuous)
+            guard !Task.isCancelled else { return }
+            await self?.expireNearby()
+        }
+    }
+
+    func expireNearby() {
+        for entry in nearby.expire(now: .now) {
+            logger.info("lost: \(entry.activityType) from \(entry.accountName) device \(entry.origin.device)")
+            broadcast(.lost, entry)
+        }
+        scheduleExpiry()
+    }
+
+    // MARK: Advertising
+
+    /// Puts the current activity's beacon on the air (or takes it off), and
+    /// arranges to renew it at the next epoch boundary.
+    func refreshAdvertisement() async {
+        let now = Self.wallClock()
+        let instant = ContinuousClock.now
+        guard let current = activities.current(at: instant),
+            let account = accounts.visible(to: current.uid).first
+        else {
+            rotationTimer?.cancel()
+            rotationTimer = nil
+            scheduleActivityExpiration()
+            if advertised != nil {
+                advertised = nil
+                logger.info("nothing current: not advertising")
+            }
+            await radio.advertise(nil)
+            return
+        }
+        let epoch = encoder.configuration.epoch(containing: now)
+        let wanted = (account.id, current.type, current.flags, epoch.index)
+        if let advertised, advertised == wanted {
+            return
+        }
+        let payload = encoder.encode(account: account, activityType: current.type, flags: current.flags, now: now)
+        if advertised.map({ $0.account != wanted.0 || $0.type != wanted.1 || $0.flags != wanted.2 }) ?? true {
+            logger.info("advertising \(current.type) for account \(account.name)")
+        } else {
+            logger.debug("new epoch \(epoch.index): rotated the beacon")
+        }
+        advertised = wanted
+        await radio.advertise(payload)
+        scheduleRotation(at: Double(epoch.endSeconds))
+        scheduleActivityExpiration()
+    }
+
+    private func scheduleRotation(at boundary: Double) {
+        rotationTimer?.cancel()
+        let delay = max(0, boundary - Self.wallClock()) + 0.01
+        rotationTimer = Task { [weak self] in
+            try? await Task.sleep(for: .milliseconds(Int64(delay * 1000)))
+            guard !Task.isCancelled else { return }
+            await self?.refreshAdvertisement()
+        }
+    }
+
+    private func scheduleActivityExpiration() {
+        expirationTimer?.cancel()
+        guard let next = activities.nextExpiration(after: .now) else {
+            expirationTimer = nil
+            return
+        }
+        expirationTimer = Task { [weak self] in
+            try? await Task.sleep(until: next, clock: .continuous)
+            guard !Task.isCancelled else { return }
+            await self?.refreshAdvertisement()
+        }
+    }
+
+    // MARK: Accounts
+
+    func accountsChanged() {
+        let known = Array(accounts.keys.values)
+        recognizer = BeaconRecognizer(configuration: recognizer.configuration, accounts: known)
+        recognizer.declareActivityTypes(declaredTypes())
+        for entry in nearby.retainAccounts(Set(known.map(\.id))) { broadcast(.lost, entry) }
+    }
+
+    /// The activity types local apps declared: every connected client's `handles`.
+    func declaredTypes() -> Set<ActivityType> {
+        clients.values.reduce(into: Set<ActivityType>()) { $0.formUnion($1.handles) }
+    }
+
+    /// Re-resolves unknown type hashes after apps declared new types.
+    func declaredTypesChanged() {
+        let declared = declaredTypes()
+        recognizer.declareActivityTypes(declared)
+        for entry in nearby.all {
+            guard case .unknown(let hash) = entry.activityType,
+                let key = accounts.keys.values.first(where: { $0.id == entry.account })
+            else { continue }
+            let resolved = ActivityTypeResolver(account: key, declaredTypes: declared).resolve(hash)
+            if case .known = resolved, let updated = nearby.updateType(entry.id, to: resolved) {
+                broadcast(.updated, updated)
+            }
+        }
+    }
+
+    // MARK: Events
+
+    func broadcast(_ name: EventName, _ entry: NearbyEntry) {
+        for client in clients.values where client.subscribed && accounts.mayUse(entry.accountName, uid: client.uid) {
+            if let types = client.subscribedTypes, !types.contains(entry.activityType.type?.rawValue ?? "") {
+                continue
+            }
+            guard let frame = try? WireFormat.event(name, NearbyEvent(activity: entry.wire)) else { continue }
+            if !client.outbox.send(frame) {
+                logger.warning("\(client.description) is not reading its events; disconnecting it")
+                client.outbox.close()
+            }
+        }
+    }
+}
+
+extension NearbyEntry {
+    /// The protocol's view of the entry.
+    var wire: NearbyActivity {
+        NearbyActivity(
+            id: id, account: accountName, device: origin.device.description, type: activityType.type?.rawValue,
+            typeHash: typeHash.description, hasPayload: flags.contains(.hasPayload),
+            hasWebpageURL: flags.contains(.hasWebpageURL), supportsStreams: flags.contains(.supportsStreams),
+            rssi: rssi.map { ($0 * 10).rounded() / 10 }, firstSeen: firstSeen, lastSeen: lastSeen)
+    }
+}

@@ -1,0 +1,26 @@
+import Foundation
+import HandoffCore
+
+/// One activity heard from another device of one of our accounts.
+public struct NearbyEntry: Sendable, Equatable {
+    /// Stable for as long as we follow the origin device, across rotations.
+    public let id: String
+    public var account: AccountID
+    public var accountName: String
+    /// The origin's per-epoch identity, as in its latest beacon.
+    public var origin: BeaconOrigin
+    public var activityType: ResolvedActivityType
+    /// The keyed hash of the type, as the beacon carried it.
+    public var typeHash: ActivityTypeHash
+    public var flags: BeaconFlags
+    /// Exponentially smoothed RSSI in dBm, when the adapter reports one.
+    public var rssi: Double?
+    public var firstSeen: Date
+    public var lastSeen: Date
+    /// When it expires, on the monotonic clock.
+    public var expires: ContinuousClock.Instant
+    /// The bluetoothd Device1 object that carried the latest beacon.
+    public var device: String?
+    /// The newest sequence number accepted from this origin.
+    public var sequence: UInt16
+}
