@@ -23,7 +23,6 @@ extension HandoffDaemon {
         client.outbox.close()
         let gone = activities.removeAll(of: id)
         logger.debug("\(client.description) disconnected; \(gone.count) activities invalidated")
-        if !client.handles.isEmpty { declaredTypesChanged() }
         if !gone.isEmpty { await refreshAdvertisement() }
     }
 
@@ -122,11 +121,13 @@ extension HandoffDaemon {
                 throw ProtocolError(.invalidParams, "handles: \"\(text)\": \(error)")
             }
         }
-        let before = clients[client.id]?.handles ?? []
+        guard declared.union(handles).count <= Self.maximumDeclaredTypes else {
+            throw ProtocolError(.invalidParams, "handles: more than \(Self.maximumDeclaredTypes) activity types declared on this machine")
+        }
         clients[client.id]?.app = String(params.app.prefix(64))
         clients[client.id]?.version = version
         clients[client.id]?.handles = handles
-        if handles != before { declaredTypesChanged() }
+        declare(handles)
         return HelloResult(version: version, daemon: settings.daemonName)
     }
 

@@ -33,6 +33,10 @@ public actor HandoffDaemon {
     var rotationTimer: Task<Void, Never>?
     var expiryTimer: Task<Void, Never>?
     var expirationTimer: Task<Void, Never>?
+    /// Activity types local apps declared (NSUserActivityTypes). Like an app's
+    /// Info.plist, a declaration outlives the connection that made it.
+    var declared: Set<ActivityType> = []
+    static let maximumDeclaredTypes = 4096
     var recognized: UInt64 = 0
     var rejected: UInt64 = 0
 
@@ -196,18 +200,15 @@ public actor HandoffDaemon {
     func accountsChanged() {
         let known = Array(accounts.keys.values)
         recognizer = BeaconRecognizer(configuration: recognizer.configuration, accounts: known)
-        recognizer.declareActivityTypes(declaredTypes())
+        recognizer.declareActivityTypes(declared)
         for entry in nearby.retainAccounts(Set(known.map(\.id))) { broadcast(.lost, entry) }
     }
 
-    /// The activity types local apps declared: every connected client's `handles`.
-    func declaredTypes() -> Set<ActivityType> {
-        clients.values.reduce(into: Set<ActivityType>()) { $0.formUnion($1.handles) }
-    }
-
-    /// Re-resolves unknown type hashes after apps declared new types.
-    func declaredTypesChanged() {
-        let declared = declaredTypes()
+    /// Adds types an app declared; re-resolves unknown type hashes when any is new.
+    func declare(_ types: Set<ActivityType>) {
+        let new = types.subtracting(declared)
+        guard !new.isEmpty else { return }
+        declared.formUnion(new)
         recognizer.declareActivityTypes(declared)
         for entry in nearby.all {
             guard case .unknown(let hash) = entry.activityType,

@@ -93,14 +93,14 @@ struct Laptop {
         let a = try await Laptop(bus: bus, adapter: "hci0")
         try await a.waitUntilReady()
         await a.radio.advertise(Self.payloadA)
-        try await eventually { try await activeInstances(sim, "hci0") == 1 }
+        try await eventually { (try? await sim.activeInstances("hci0")) == 1 }
         await a.radio.advertise(nil)
-        try await eventually { try await activeInstances(sim, "hci0") == 0 }
+        try await eventually { (try? await sim.activeInstances("hci0")) == 0 }
         #expect(await a.radio.status.advertising == false)
         await a.radio.advertise(Self.payloadA)
-        try await eventually { try await activeInstances(sim, "hci0") == 1 }
+        try await eventually { (try? await sim.activeInstances("hci0")) == 1 }
         await a.stop()
-        try await eventually { try await activeInstances(sim, "hci0") == 0 }
+        try await eventually { (try? await sim.activeInstances("hci0")) == 0 }
         await sim.stop()
     }
 
@@ -113,7 +113,7 @@ struct Laptop {
         try await eventually { await a.radio.status.advertising }
         // A graceful restart makes the simulator call Release, as bluetoothd does on SIGTERM.
         try await sim.restart(downtime: .milliseconds(300), graceful: true)
-        try await eventually { try await activeInstances(sim, "hci0") == 1 }
+        try await eventually { (try? await sim.activeInstances("hci0")) == 1 }
         #expect(await a.radio.status.advertising)
         await a.stop()
         await sim.stop()
@@ -198,13 +198,4 @@ struct Laptop {
         await b.stop()
         await sim.stop()
     }
-}
-
-/// The simulator's `ActiveInstances` for an adapter, read over D-Bus.
-func activeInstances(_ sim: SimulatedBlueZ, _ adapter: String) async throws -> UInt8 {
-    let reply = try await sim.control.call(
-        destination: "org.bluez", path: try DBusObjectPath("/org/bluez/\(adapter)"),
-        interface: "org.freedesktop.DBus.Properties", member: "Get",
-        [.string("org.bluez.LEAdvertisingManager1"), .string("ActiveInstances")])
-    return try UInt8(dbusValue: try reply.decode(DBusValue.self))
 }

@@ -1,20 +1,19 @@
 import DBus
-import DBusTestSupport
 import Foundation
 
 /// The simulated BlueZ (`handoff-sim-bluez`) running as its own process on a
 /// private bus, driven through its control interface `org.handoff.Simulator1`.
-final class SimulatedBlueZ: Sendable {
-    static let controlName = "org.handoff.Simulator"
-    static let controlPath: DBusObjectPath = "/org/handoff/Simulator"
-    static let controlInterface = "org.handoff.Simulator1"
+public final class SimulatedBlueZ: Sendable {
+    public static let controlName = "org.handoff.Simulator"
+    public static let controlPath: DBusObjectPath = "/org/handoff/Simulator"
+    public static let controlInterface = "org.handoff.Simulator1"
 
-    let bus: PrivateBus
-    let process: TestProcess
-    let control: DBusConnection
+    public let bus: PrivateBus
+    public let process: TestProcess
+    public let control: DBusConnection
 
     /// Starts the simulator and waits until it owns `org.bluez`.
-    init(bus: PrivateBus, arguments: [String] = []) async throws {
+    public init(bus: PrivateBus, arguments: [String] = []) async throws {
         self.bus = bus
         control = try await DBusConnection.connect(to: .address(bus.address))
         let owners = try await control.nameOwnerChanges(of: "org.bluez")
@@ -25,32 +24,41 @@ final class SimulatedBlueZ: Sendable {
     }
 
     /// Kills the simulator (like `kill -9 bluetoothd`).
-    func kill() {
+    public func kill() {
         process.kill()
     }
 
-    func callControl(_ member: String, _ body: [DBusValue] = []) async throws -> DBusMessage {
+    /// The simulator's `ActiveInstances` for an adapter, read over D-Bus.
+    public func activeInstances(_ adapter: String) async throws -> UInt8 {
+        let reply = try await control.call(
+            destination: "org.bluez", path: try DBusObjectPath("/org/bluez/\(adapter)"),
+            interface: "org.freedesktop.DBus.Properties", member: "Get",
+            [.string("org.bluez.LEAdvertisingManager1"), .string("ActiveInstances")])
+        return try UInt8(dbusValue: try reply.decode(DBusValue.self))
+    }
+
+    public func callControl(_ member: String, _ body: [DBusValue] = []) async throws -> DBusMessage {
         try await control.call(
             destination: Self.controlName, path: Self.controlPath, interface: Self.controlInterface, member: member, body)
     }
 
     /// Drops off the bus and comes back after `downtime`, with fresh state.
-    func restart(downtime: Duration, graceful: Bool) async throws {
+    public func restart(downtime: Duration, graceful: Bool) async throws {
         let ms = UInt32(downtime.components.seconds * 1000 + downtime.components.attoseconds / 1_000_000_000_000_000)
         _ = try await callControl("Restart", [.uint32(ms), .boolean(graceful)])
     }
 
-    func removeAdapter(_ name: String) async throws { _ = try await callControl("RemoveAdapter", [.string(name)]) }
-    func addAdapter(_ name: String) async throws { _ = try await callControl("AddAdapter", [.string(name)]) }
+    public func removeAdapter(_ name: String) async throws { _ = try await callControl("RemoveAdapter", [.string(name)]) }
+    public func addAdapter(_ name: String) async throws { _ = try await callControl("AddAdapter", [.string(name)]) }
 
-    func stop() async {
+    public func stop() async {
         process.kill()
         await control.close()
     }
 }
 
 /// Waits for the first element of `sequence` that satisfies `predicate`, or fails after `timeout`.
-func firstMatch<S: AsyncSequence & Sendable>(
+public func firstMatch<S: AsyncSequence & Sendable>(
     _ sequence: S, within timeout: Duration = .seconds(10), _ predicate: @escaping @Sendable (S.Element) -> Bool
 ) async throws -> S.Element where S.Element: Sendable {
     try await withThrowingTaskGroup(of: S.Element?.self) { group in
@@ -71,7 +79,7 @@ func firstMatch<S: AsyncSequence & Sendable>(
 }
 
 /// Polls `condition` (cheaply, for test use only) until it holds or `timeout` passes.
-func eventually(within timeout: Duration = .seconds(10), _ condition: @Sendable () async throws -> Bool) async throws {
+public func eventually(within timeout: Duration = .seconds(10), _ condition: @Sendable () async throws -> Bool) async throws {
     let deadline = ContinuousClock.now + timeout
     while ContinuousClock.now < deadline {
         if try await condition() { return }

@@ -1,0 +1,163 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import DBusTestSupport
+import Foundation
+import HandoffProtocol
+import Testing
+
+/// Bad input gets a clear error and loses nothing; the daemon keeps serving.
+@Suite(.serialized) struct RobustnessTests {
+    static func single(_ extra: String = "") async throws -> (PrivateBus, SimulatedBlueZ, DaemonProcess) {
+        let bus = try PrivateBus()
+        let sim = try await SimulatedBlueZ(bus: bus)
+        let daemon = try await DaemonProcess(bus: bus, name: "a", adapter: "hci0", extraSocketSettings: extra)
+        return (bus, sim, daemon)
+    }
+
+    func errorCode(_ client: WireClient) throws -> ErrorCode {
+        guard case .error(_, let error) = try WireFormat.incoming(try client.readLine()) else {
+            throw TestFailure("expected an error response")
+        }
+        return error.code
+    }
+
+    @Test func everyKindOfBadInputGetsItsErrorAndTheConnectionKeepsWorking() async throws {
+        let (bus, sim, daemon) = try await Self.single("max_activities_per_client = 2")
+        let client = try WireClient(socket: daemon.socket)
+
+        try client.sendRaw(Array("{\"id\":1,\"method\":\"list\"}\n".utf8))
+        #expect(try errorCode(client) == .helloRequired)
+        try client.hello()
+        _ = try client.call(.accountCreate, AccountNameParams(name: "me"), as: AccountInfo.self)
+
+        try client.sendRaw(Array(repeating: UInt8(ascii: "x"), count: 20_000) + [UInt8(ascii: "\n")])
+        #expect(try errorCode(client) == .lineTooLong)
+        try client.sendRaw(Array("this is not json\n".utf8))
+        #expect(try errorCode(client) == .invalidJSON)
+        try client.sendRaw(Array("{\"id\":2,\"method\":\"self-destruct\"}\n".utf8))
+        #expect(try errorCode(client) == .unknownMethod)
+        try client.sendRaw(Array("{\"id\":3,\"method\":\"publish\",\"params\":{\"type\":42}}\n".utf8))
+        #expect(try errorCode(client) == .invalidParams)
+        try client.sendRaw([0xff, 0xfe, 0x00, 0x80, UInt8(ascii: "\n")])
+        #expect(try errorCode(client) == .invalidJSON)
+
+        let bigInfo: [String: JSONValue] = ["blob": .string(String(repeating: "a", count: 3100))]
+        #expect(try client.failure(.publish, PublishParams(type: "org.a.b", userInfo: bigInfo)).code == .payloadTooLarge)
+        #expect(try client.failure(.publish, PublishParams(type: "not a type")).code == .invalidParams)
+        #expect(try client.failure(.publish, PublishParams(type: "org.a.b", webpageURL: "file:///etc/passwd")).code == .invalidParams)
+        #expect(try client.failure(.invalidate, ActivityIDParams(id: "nope")).code == .notFound)
+        #expect(try client.failure(.hello, HelloParams(app: "x", versions: [99])).code == .unsupportedVersion)
+
+        _ = try client.call(.publish, PublishParams(type: "org.a.b"), as: PublishResult.self)
+        _ = try client.call(.publish, PublishParams(type: "org.a.c"), as: PublishResult.self)
+        #expect(try client.failure(.publish, PublishParams(type: "org.a.d")).code == .tooManyActivities)
+
+        // After all that, the same connection still works, and so does a new one.
+        #expect(try client.call(.status, EmptyResult(), as: StatusResult.self).localActivityCount == 2)
+        #expect(try daemon.client().call(.status, EmptyResult(), as: StatusResult.self).accounts == ["me"])
+        #expect(daemon.process.isRunning)
+        _ = await daemon.terminate()
+        await sim.stop()
+        bus.stop()
+    }
+
+    @Test func tooManyClientsAreToldSoAndOthersAreServed() async throws {
+        let (bus, sim, daemon) = try await Self.single("max_clients = 2")
+        let first = try daemon.client()
+        let second = try daemon.client()
+        let third = try WireClient(socket: daemon.socket)
+        #expect(try errorCode(third) == .tooManyClients)
+        #expect(try first.call(.status, EmptyResult(), as: StatusResult.self).clientCount == 2)
+        second.close()
+        try await eventually {
+            guard let fourth = try? daemon.client() else { return false }
+            return (try? fourth.call(.status, EmptyResult(), as: StatusResult.self)) != nil
+        }
+        _ = await daemon.terminate()
+        await sim.stop()
+        bus.stop()
+    }
+
+    @Test func aClientThatStopsReadingIsDisconnectedWithoutHurtingOthers() async throws {
+        let (bus, sim, daemon) = try await Self.single()
+        let slow = try WireClient(socket: daemon.socket)
+        // Thousands of requests, never reading a response: the daemon must not buffer without bound.
+        let request = Array(try WireFormat.request(id: 1, method: .hello, params: HelloParams(app: "slow")))
+        for _ in 0..<4000 { try? slow.sendRaw(request) }
+        let other = try daemon.client()
+        #expect(try other.call(.status, EmptyResult(), as: StatusResult.self).daemon.hasPrefix("handoffd"))
+        #expect(daemon.process.isRunning)
+        _ = await daemon.terminate()
+        await sim.stop()
+        bus.stop()
+    }
+
+    @Test func usersSeeOnlyTheirOwnAccounts() async throws {
+        let (bus, sim, daemon) = try await Self.single()
+        let root = try daemon.client()
+        _ = try root.call(.accountCreate, AccountNameParams(name: "roots"), as: AccountInfo.self)
+        // A client running as nobody (uid 65534), through setpriv.
+        let output = "\(daemon.directory)/nobody.out"
+        let script = """
+            import socket, json, sys
+            s = socket.socket(socket.AF_UNIX); s.connect(sys.argv[1]); f = s.makefile('rwb')
+            def call(i, m, p):
+                f.write((json.dumps({'id': i, 'method': m, 'params': p}) + '\\n').encode()); f.flush()
+                return json.loads(f.readline())
+            out = [call(1, 'hello', {'app': 'nobody', 'versions': [1]}), call(2, 'account.list', {}),
+                   call(3, 'account.export', {'name': 'roots'}), call(4, 'publish', {'type': 'org.a.b'}),
+                   call(5, 'status', {})]
+            print(json.dumps(out))
+            """
+        // nobody must be able to reach the socket (mode 0666) through the test's directories.
+        chmod(bus.directory, 0o711)
+        chmod(daemon.directory, 0o711)
+        let outputFD = open(output, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        defer { close(outputFD) }
+        let child = try TestProcess(
+            "/usr/bin/setpriv",
+            ["--reuid=65534", "--regid=65534", "--clear-groups", "/usr/bin/python3", "-c", script, daemon.socket],
+            stdout: outputFD)
+        #expect(await child.exitCode(within: .seconds(20)) == 0)
+        let replies = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: output))) as! [[String: Any]]
+        #expect(((replies[1]["result"] as? [String: Any])?["accounts"] as? [Any])?.isEmpty == true)
+        #expect((replies[2]["error"] as? [String: Any])?["code"] as? String == "not-found")
+        #expect((replies[3]["error"] as? [String: Any])?["code"] as? String == "no-account")
+        #expect(((replies[4]["result"] as? [String: Any])?["accounts"] as? [Any])?.isEmpty == true)
+        #expect(try root.call(.accountList, EmptyResult(), as: AccountListResult.self).accounts.map(\.name) == ["roots"])
+        _ = await daemon.terminate()
+        await sim.stop()
+        bus.stop()
+    }
+
+    @Test func sighupWithABadConfigKeepsTheOldOne() async throws {
+        let (bus, sim, daemon) = try await Self.single()
+        let client = try daemon.client()
+        _ = try client.call(.accountCreate, AccountNameParams(name: "me"), as: AccountInfo.self)
+        let good = try String(contentsOfFile: daemon.configPath, encoding: .utf8)
+        try (good + "\n[nonsense]\nkey = 1\n").write(toFile: daemon.configPath, atomically: true, encoding: .utf8)
+        daemon.process.signal(SIGHUP)
+        try await eventually { daemon.log.contains("reload failed, keeping the old configuration") }
+        #expect(daemon.log.contains("nonsense"))
+        #expect(try client.call(.status, EmptyResult(), as: StatusResult.self).accounts == ["me"])
+        #expect(try daemon.client().call(.accountList, EmptyResult(), as: AccountListResult.self).accounts.count == 1)
+        #expect(daemon.process.isRunning)
+        _ = await daemon.terminate()
+        await sim.stop()
+        bus.stop()
+    }
+
+    @Test func sigtermUnregistersRemovesTheSocketAndExitsZero() async throws {
+        let (bus, sim, daemon) = try await Self.single()
+        let client = try daemon.client()
+        _ = try client.call(.accountCreate, AccountNameParams(name: "me"), as: AccountInfo.self)
+        _ = try client.call(.publish, PublishParams(type: "org.a.b"), as: PublishResult.self)
+        try await eventually { try await sim.activeInstances("hci0") == 1 }
+        #expect(await daemon.terminate() == 0)
+        #expect(try await sim.activeInstances("hci0") == 0)
+        #expect(!FileManager.default.fileExists(atPath: daemon.socket))
+        await sim.stop()
+        bus.stop()
+    }
+}

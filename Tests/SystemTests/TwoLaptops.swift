@@ -1,0 +1,41 @@
+import DBusTestSupport
+import Foundation
+import HandoffProtocol
+
+/// Two laptops on one simulated air: a private bus, the simulated BlueZ with
+/// adapters hci0…hciN, and a handoffd per laptop sharing one account.
+struct TwoLaptops {
+    static let type = "org.handoff.test.viewing"
+
+    let bus: PrivateBus
+    let sim: SimulatedBlueZ
+    let a: DaemonProcess
+    let b: DaemonProcess
+
+    init(adapters: Int = 2, epochSeconds: Int = 600, extraSocketSettings: String = "") async throws {
+        bus = try PrivateBus()
+        sim = try await SimulatedBlueZ(
+            bus: bus, arguments: ["--adapters", "\(adapters)", "--rescan-interval", "1", "--temporary-timeout", "5"])
+        a = try await DaemonProcess(
+            bus: bus, name: "a", adapter: "hci0", epochSeconds: epochSeconds, extraSocketSettings: extraSocketSettings)
+        b = try await DaemonProcess(
+            bus: bus, name: "b", adapter: "hci1", epochSeconds: epochSeconds, extraSocketSettings: extraSocketSettings)
+        try Self.share(account: "me", from: a, to: b)
+    }
+
+    /// Creates an account on `from` and imports its export code on `to`.
+    static func share(account: String, from: DaemonProcess, to: DaemonProcess) throws {
+        let owner = try from.client()
+        _ = try owner.call(.accountCreate, AccountNameParams(name: account), as: AccountInfo.self)
+        let export = try owner.call(.accountExport, AccountNameParams(name: account), as: AccountExportResult.self)
+        let other = try to.client()
+        _ = try other.call(.accountImport, AccountImportParams(code: export.code, name: account), as: AccountInfo.self)
+    }
+
+    func stop() async {
+        _ = await a.terminate()
+        _ = await b.terminate()
+        await sim.stop()
+        bus.stop()
+    }
+}

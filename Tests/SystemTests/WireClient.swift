@@ -1,0 +1,116 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import DBusTestSupport
+import Foundation
+import HandoffProtocol
+
+/// A deliberately plain client for the handoffd socket: POSIX calls and
+/// WireFormat, nothing from HandoffKit, so these tests check the daemon
+/// against the protocol rather than against our own client library.
+final class WireClient: @unchecked Sendable {
+    let fd: Int32
+    private let lock = NSLock()
+    private var buffer = [UInt8]()
+    private var nextID = 0
+
+    init(socket path: String) throws {
+        fd = Glibc.socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { throw TestFailure("socket() failed") }
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        withUnsafeMutableBytes(of: &address.sun_path) { raw in
+            raw.copyBytes(from: Array(path.utf8.prefix(raw.count - 1)) + [0])
+        }
+        let result = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        }
+        guard result == 0 else {
+            Glibc.close(fd)
+            throw TestFailure("connect(\(path)): \(String(cString: strerror(errno)))")
+        }
+    }
+
+    deinit { Glibc.close(fd) }
+
+    func close() { Glibc.shutdown(fd, Int32(SHUT_RDWR)) }
+
+    /// Sends raw bytes (for malformed-input tests).
+    func sendRaw(_ bytes: [UInt8]) throws {
+        var offset = 0
+        while offset < bytes.count {
+            let n = bytes[offset...].withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+            guard n > 0 else { throw TestFailure("write failed: \(String(cString: strerror(errno)))") }
+            offset += n
+        }
+    }
+
+    /// Reads one line, waiting at most `timeout`.
+    func readLine(timeout: Duration = .seconds(10)) throws -> Data {
+        let deadline = ContinuousClock.now + timeout
+        while true {
+            if let newline = buffer.firstIndex(of: UInt8(ascii: "\n")) {
+                let line = Data(buffer[..<newline])
+                buffer.removeSubrange(...newline)
+                return line
+            }
+            let remaining = deadline - ContinuousClock.now
+            guard remaining > .zero else { throw TestFailure("no line from handoffd within \(timeout)") }
+            var pfd = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+            let ms = Int32(remaining.components.seconds * 1000 + remaining.components.attoseconds / 1_000_000_000_000_000)
+            guard poll(&pfd, 1, max(1, ms)) > 0 else { continue }
+            var chunk = [UInt8](repeating: 0, count: 65536)
+            let n = read(fd, &chunk, chunk.count)
+            guard n > 0 else { throw TestFailure("handoffd closed the connection") }
+            buffer += chunk[0..<n]
+        }
+    }
+
+    /// Sends a request and returns the matching response line (events before it are kept for `nextEvent`).
+    @discardableResult
+    func request<P: Encodable>(_ method: HandoffProtocol.Method, _ params: P) throws -> WireFormat.Incoming {
+        nextID += 1
+        let id = nextID
+        try sendRaw(Array(try WireFormat.request(id: id, method: method, params: params)))
+        while true {
+            let line = try readLine()
+            let incoming = try WireFormat.incoming(line)
+            switch incoming {
+            case .result(let rid, _) where rid == id: return incoming
+            case .error(let rid, _) where rid == id || rid == nil: return incoming
+            case .event: pendingEvents.append(incoming)
+            default: continue
+            }
+        }
+    }
+
+    private var pendingEvents: [WireFormat.Incoming] = []
+
+    /// The next event, from those already read or from the socket.
+    func nextEvent(timeout: Duration = .seconds(10)) throws -> (EventName, NearbyActivity) {
+        let incoming = pendingEvents.isEmpty ? try WireFormat.incoming(try readLine(timeout: timeout)) : pendingEvents.removeFirst()
+        guard case .event(let name, let line) = incoming else { throw TestFailure("expected an event, got \(incoming)") }
+        return (name, try WireFormat.eventData(NearbyEvent.self, from: line).activity)
+    }
+
+    /// Sends a request and decodes its result, failing on an error response.
+    func call<P: Encodable, R: Decodable>(_ method: HandoffProtocol.Method, _ params: P, as type: R.Type) throws -> R {
+        switch try request(method, params) {
+        case .result(_, let line): return try WireFormat.resultValue(R.self, from: line)
+        case .error(_, let error): throw error
+        case .event: throw TestFailure("unexpected event")
+        }
+    }
+
+    /// Sends a request that must fail, and returns its error.
+    func failure<P: Encodable>(_ method: HandoffProtocol.Method, _ params: P) throws -> ProtocolError {
+        switch try request(method, params) {
+        case .error(_, let error): return error
+        case let other: throw TestFailure("expected an error, got \(other)")
+        }
+    }
+
+    func hello(handles: [String] = []) throws {
+        _ = try call(.hello, HelloParams(app: "system-test", handles: handles), as: HelloResult.self)
+    }
+}

@@ -1,0 +1,114 @@
+#!/usr/bin/env bash
+# make demo: two "laptops" on a simulated air, with no Bluetooth hardware and no root.
+#
+# It starts a private D-Bus, the simulated BlueZ (handoff-sim-bluez) with two adapters
+# that hear each other, and one handoffd per adapter, each with its own socket and
+# state directory. The two share one account (created on A, imported on B with its
+# export code, as you would on two real laptops). Then laptop A publishes an activity
+# and `handoffctl list` on laptop B finds it. Every process started here is stopped on
+# exit or Ctrl-C.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+BIN=$(swift build --show-bin-path)
+for tool in handoffd handoffctl handoff-sim-bluez; do
+    [[ -x "$BIN/$tool" ]] || { echo "demo: $BIN/$tool is missing; run 'make build' first" >&2; exit 1; }
+done
+TYPE=org.handoff.demo.reading
+work=$(mktemp -d /tmp/handoff-demo.XXXXXX)
+pids=()
+
+cleanup() {
+    local status=$?
+    for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
+    sleep 0.5
+    for pid in "${pids[@]}"; do kill -9 "$pid" 2>/dev/null || true; done
+    wait 2>/dev/null || true
+    if [[ $status -ne 0 ]]; then
+        echo "demo: failed; logs were in $work:" >&2
+        tail -n 20 "$work"/*.log >&2 2>/dev/null || true
+    fi
+    rm -rf "$work"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+step() { printf '\n\033[1m==> %s\033[0m\n' "$*"; }
+laptop() { local name=$1; shift; printf '\033[2m%s$\033[0m handoffctl %s\n' "laptop-$name" "$*"; "$BIN/handoffctl" --socket "$work/$name/handoffd.sock" "$@"; }
+wait_for() { # wait_for SECONDS DESCRIPTION COMMAND...
+    local deadline=$((SECONDS + $1)) what=$2; shift 2
+    until "$@" >/dev/null 2>&1; do
+        (( SECONDS < deadline )) || { echo "demo: timed out waiting for $what" >&2; return 1; }
+        sleep 0.1
+    done
+}
+
+step "A private D-Bus and a simulated BlueZ with two adapters (hci0, hci1) on one virtual air"
+cat > "$work/bus.conf" <<CONF
+<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
+ "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
+<busconfig>
+  <type>session</type>
+  <listen>unix:path=$work/bus</listen>
+  <auth>EXTERNAL</auth>
+  <policy context="default"><allow send_destination="*"/><allow eavesdrop="true"/><allow own="*"/><allow user="*"/></policy>
+</busconfig>
+CONF
+dbus-daemon --config-file="$work/bus.conf" --nofork --nopidfile --nosyslog >"$work/dbus.log" 2>&1 &
+pids+=($!)
+wait_for 10 "the private bus" test -S "$work/bus"
+BUS="unix:path=$work/bus"
+"$BIN/handoff-sim-bluez" --bus "$BUS" --adapters 2 >"$work/sim.log" 2>&1 &
+pids+=($!)
+wait_for 20 "the simulated BlueZ" grep -q "org.bluez" "$work/sim.log"
+head -n 1 "$work/sim.log"
+
+for name in a b; do
+    adapter=$([[ $name == a ]] && echo hci0 || echo hci1)
+    mkdir -p "$work/$name/accounts"
+    cat > "$work/$name/handoffd.toml" <<CONF
+[bluetooth]
+adapter = "$adapter"
+[socket]
+path = "$work/$name/handoffd.sock"
+mode = "0600"
+group = ""
+[accounts]
+directory = "$work/$name/accounts"
+[dbus]
+bus = "$BUS"
+CONF
+    "$BIN/handoffd" --config "$work/$name/handoffd.toml" >"$work/$name.log" 2>&1 &
+    pids+=($!)
+done
+step "Two handoffd instances: laptop-a on hci0, laptop-b on hci1"
+for name in a b; do wait_for 20 "handoffd on laptop-$name" test -S "$work/$name/handoffd.sock"; done
+echo "laptop-a: $work/a/handoffd.sock    laptop-b: $work/b/handoffd.sock"
+
+step "Pair them: create an account on laptop-a, import its code on laptop-b"
+laptop a account create demo
+export_text=$(laptop a account export demo)
+echo "$export_text"
+code=$(sed -n "s/.*account import '\(.*\)'.*/\1/p" <<<"$export_text")
+laptop b account import "$code" --name demo
+
+step "An app on laptop-b that handles $TYPE starts listening"
+"$BIN/handoffctl" --socket "$work/b/handoffd.sock" watch --type "$TYPE" >"$work/b-watch.log" 2>&1 &
+pids+=($!)
+sleep 0.5
+
+step "laptop-a publishes what its user is doing"
+"$BIN/handoffctl" --socket "$work/a/handoffd.sock" publish --type "$TYPE" --title "Reading the handoff README" \
+    --url "https://example.org/handoff/README" --info page=3 --for 60 >"$work/a-publish.log" 2>&1 &
+pids+=($!)
+printf '\033[2m%s$\033[0m handoffctl publish --type %s --title "Reading the handoff README" --url https://example.org/handoff/README --info page=3\n' laptop-a "$TYPE"
+wait_for 10 "laptop-a to publish" grep -q "Publishing" "$work/a-publish.log"
+cat "$work/a-publish.log"
+
+step "laptop-b looks for nearby activities"
+found() { "$BIN/handoffctl" --socket "$work/b/handoffd.sock" list --json | grep -q "\"$TYPE\""; }
+wait_for 10 "laptop-b to hear laptop-a" found
+laptop b list
+echo
+laptop b status
+printf '\n\033[1mdemo: laptop-b found laptop-a'"'"'s activity over the simulated air.\033[0m\n'
