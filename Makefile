@@ -1,5 +1,6 @@
 # handoff: Apple-style Handoff for Linux.
 #
+#   make demo    two simulated laptops find each other's activity (no Bluetooth needed)
 #   make test    install what is missing, build, run the whole suite (CI runs this)
 #   make check   the fast subset: build and run the unit tests
 #   make bench   measure, and write the figures to docs/BENCHMARKS.md
@@ -13,7 +14,7 @@ SWIFT_FLAGS ?=
 APT_PACKAGES := pkg-config libdbus-1-dev libbluetooth-dev \
                 dbus-daemon dbus-bin python3 python3-dbus python3-gi strace
 
-.PHONY: all deps build test check bench fuzz clean
+.PHONY: all deps build test check bench fuzz demo clean
 
 all: build
 
@@ -31,6 +32,9 @@ check: deps
 	$(SWIFT) build --build-tests $(SWIFT_FLAGS)
 	$(SWIFT) test --skip-build --filter 'HandoffCoreTests|HandoffStoreTests|DBusTests' $(SWIFT_FLAGS)
 
+demo: build
+	scripts/demo.sh
+
 bench: deps
 	scripts/bench.sh
 
@@ -39,3 +43,23 @@ fuzz: deps
 
 clean:
 	rm -rf .build .build-*
+
+# Installation: `sudo make install`, then `sudo systemctl enable --now handoffd`.
+# Builds release binaries with the Swift runtime linked in (they need no
+# toolchain at run time) and hands over to scripts/install.sh. DESTDIR stages
+# the files into a tree for packaging; PREFIX picks where binaries go. The
+# configuration is always /etc/handoffd/handoffd.toml, where handoffd looks.
+PREFIX ?= /usr/local
+DESTDIR ?=
+INSTALL_BUILD_FLAGS ?= -c release --static-swift-stdlib
+
+.PHONY: install uninstall
+
+install: deps
+	$(SWIFT) build $(INSTALL_BUILD_FLAGS) --product handoffd $(SWIFT_FLAGS)
+	$(SWIFT) build $(INSTALL_BUILD_FLAGS) --product handoffctl $(SWIFT_FLAGS)
+	BIN_DIR="$$($(SWIFT) build $(INSTALL_BUILD_FLAGS) --show-bin-path $(SWIFT_FLAGS))" \
+	PREFIX="$(PREFIX)" DESTDIR="$(DESTDIR)" scripts/install.sh
+
+uninstall:
+	PREFIX="$(PREFIX)" DESTDIR="$(DESTDIR)" scripts/install.sh --uninstall

@@ -34,7 +34,7 @@ trap cleanup EXIT
 trap 'exit 130' INT TERM
 
 step() { printf '\n\033[1m==> %s\033[0m\n' "$*"; }
-laptop() { local name=$1; shift; printf '\033[2m%s$\033[0m handoffctl %s\n' "laptop-$name" "$*"; "$BIN/handoffctl" --socket "$work/$name/handoffd.sock" "$@"; }
+laptop() { local name=$1; shift; printf '\033[2m%s$\033[0m handoffctl %s\n' "laptop-$name" "$*"; "$BIN/handoffctl" "$@" --socket "$work/$name/handoffd.sock"; }
 wait_for() { # wait_for SECONDS DESCRIPTION COMMAND...
     local deadline=$((SECONDS + $1)) what=$2; shift 2
     until "$@" >/dev/null 2>&1; do
@@ -93,20 +93,20 @@ code=$(sed -n "s/.*account import '\(.*\)'.*/\1/p" <<<"$export_text")
 laptop b account import "$code" --name demo
 
 step "An app on laptop-b that handles $TYPE starts listening"
-"$BIN/handoffctl" --socket "$work/b/handoffd.sock" watch --type "$TYPE" >"$work/b-watch.log" 2>&1 &
+"$BIN/handoffctl" watch --type "$TYPE" --socket "$work/b/handoffd.sock" >"$work/b-watch.log" 2>&1 &
 pids+=($!)
 sleep 0.5
 
 step "laptop-a publishes what its user is doing"
-"$BIN/handoffctl" --socket "$work/a/handoffd.sock" publish --type "$TYPE" --title "Reading the handoff README" \
-    --url "https://example.org/handoff/README" --info page=3 --for 60 >"$work/a-publish.log" 2>&1 &
+"$BIN/handoffctl" publish --type "$TYPE" --title "Reading the handoff README" \
+    --url "https://example.org/handoff/README" --info page=3 --for 60 --socket "$work/a/handoffd.sock" >"$work/a-publish.log" 2>&1 &
 pids+=($!)
 printf '\033[2m%s$\033[0m handoffctl publish --type %s --title "Reading the handoff README" --url https://example.org/handoff/README --info page=3\n' laptop-a "$TYPE"
 wait_for 10 "laptop-a to publish" grep -q "Publishing" "$work/a-publish.log"
 cat "$work/a-publish.log"
 
 step "laptop-b looks for nearby activities"
-found() { "$BIN/handoffctl" --socket "$work/b/handoffd.sock" list --json | grep -q "\"$TYPE\""; }
+found() { "$BIN/handoffctl" list --json --socket "$work/b/handoffd.sock" | grep -q "\"$TYPE\""; }
 wait_for 10 "laptop-b to hear laptop-a" found
 laptop b list
 echo
