@@ -1,0 +1,30 @@
+/// What is wrong with a proposed account name.
+///
+/// Names are shown to the user and are also the key file's name on disk, so
+/// they must be a single line and a single path component.
+public enum AccountNameProblem: Sendable, Equatable, CustomStringConvertible {
+    /// The name is empty.
+    case empty
+    /// More than `AccountKey.maximumNameLength` characters or 200 UTF-8 bytes.
+    case tooLong
+    /// Starts or ends with white space.
+    case surroundingWhitespace
+    /// Contains a control character or a line separator.
+    case controlCharacter
+    /// Contains `/` or `\`.
+    case pathSeparator
+    /// Starts with `.` (hidden files, `.` and `..`).
+    case leadingDot
+
+    /// The rule the name breaks.
+    public var description: String {
+        switch self {
+        case .empty: "it is empty"
+        case .tooLong: "it is longer than \(AccountKey.maximumNameLength) characters or 200 bytes"
+        case .surroundingWhitespace: "it starts or ends with white space"
+        case .controlCharacter: "it contains a control character or line break"
+        case .pathSeparator: "it contains '/' or '\\'"
+        case .leadingDot: "it starts with '.'"
+        }
+    }
+}

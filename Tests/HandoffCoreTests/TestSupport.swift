@@ -1,0 +1,119 @@
+import Foundation
+@testable import HandoffCore
+
+/// A deterministic generator (SplitMix64) so tests that draw randomness are reproducible.
+struct SeededGenerator: RandomNumberGenerator {
+    var state: UInt64
+
+    init(seed: UInt64) {
+        state = seed
+    }
+
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
+
+/// Test inputs shared by several suites.
+enum Fixture {
+    static let secretA: [UInt8] = Array(0..<32)
+    static let accountA = try! AccountKey(name: "Vector A", secret: secretA)
+    static let accountB = try! AccountKey(name: "Other", secret: [UInt8](repeating: 0xB0, count: 32))
+    static let browse = try! ActivityType("org.handoff.example.browse")
+    static let edit = try! ActivityType("org.handoff.example.edit")
+    /// Middle of epoch 2_900_000 (600-second epochs).
+    static let epoch = Epoch(index: 2_900_000, length: 600)
+    static let now = Double(epoch.startSeconds) + 300
+
+    static func seconds(in epoch: Epoch) -> Double { Double(epoch.startSeconds) + Double(epoch.length) / 2 }
+
+    static func fields(
+        epoch: Epoch = Fixture.epoch, slot: UInt8 = 3, sequence: UInt16 = 0x1234,
+        device: UInt32 = 0xdead_beef, account: AccountKey = Fixture.accountA
+    ) -> BeaconFields {
+        BeaconFields(
+            headerNibble: 5, epoch: epoch, slot: slot, salt: 0xa1b2c3, typeHash: browse.hash(for: account),
+            flags: [.hasPayload], sequence: sequence, device: DeviceID(rawValue: device)
+        )
+    }
+}
+
+/// Decoding helpers for tests.
+func bytes(hex: String) -> [UInt8] {
+    guard let decoded = Hex.decode(hex) else { fatalError("bad hex in test: \(hex)") }
+    return decoded
+}
+
+/// The checked-in vectors (Vectors/beacon-v1.json).
+struct VectorFile: Decodable, Sendable {
+    struct Beacon: Decodable, Sendable {
+        struct Subkeys: Decodable, Sendable {
+            let recognitionTag: String
+            let encryption: String
+            let authentication: String
+            let activityTypeHash: String
+            let payload: String
+        }
+
+        let name: String
+        let accountSecret: String
+        let epochLength: UInt32
+        let epochIndex: UInt64
+        let activityType: String
+        let slot: UInt8
+        let salt: String
+        let headerNibble: UInt8
+        let deviceID: String
+        let sequence: UInt16
+        let flags: UInt8
+        let accountID: String
+        let subkeys: Subkeys
+        let epochContext: String
+        let recognitionTag: String
+        let epochEncryptionKey: String
+        let typeHash: String
+        let keystream: String
+        let payload: String
+
+        var account: AccountKey { try! AccountKey(name: "vector", secret: bytes(hex: accountSecret)) }
+        var epoch: Epoch { Epoch(index: epochIndex, length: epochLength) }
+        var type: ActivityType { try! ActivityType(activityType) }
+        var fields: BeaconFields {
+            BeaconFields(
+                headerNibble: headerNibble, epoch: epoch, slot: slot, salt: UInt32(salt, radix: 16)!,
+                typeHash: ActivityTypeHash(rawValue: UInt32(typeHash, radix: 16)!), flags: BeaconFlags(rawValue: flags),
+                sequence: sequence, device: DeviceID(rawValue: UInt32(deviceID, radix: 16)!)
+            )
+        }
+    }
+
+    struct ExportCode: Decodable, Sendable {
+        let accountSecret: String
+        let code: String
+    }
+
+    struct KeyFile: Decodable, Sendable {
+        let name: String
+        let created: UInt64
+        let accountSecret: String
+        let text: String
+    }
+
+    let beacons: [Beacon]
+    let exportCodes: [ExportCode]
+    let keyFiles: [KeyFile]
+
+    static let shared: VectorFile = {
+        guard let url = Bundle.module.url(forResource: "beacon-v1", withExtension: "json", subdirectory: "Vectors")
+        else { fatalError("Vectors/beacon-v1.json is not in the test bundle") }
+        do {
+            return try JSONDecoder().decode(VectorFile.self, from: Data(contentsOf: url))
+        } catch {
+            fatalError("cannot read beacon-v1.json: \(error)")
+        }
+    }()
+}
