@@ -1,0 +1,138 @@
+import DBus
+
+extension BluetoothDaemon {
+    /// The company ID flood reports use (reserved for testing).
+    static let floodCompany: UInt16 = 0xFFFF
+    /// The ManufacturerData length of flood reports.
+    static let floodPayloadLength = 24
+
+    /// Adds `deviceCount` fake devices to `adapterName` (InterfacesAdded), then
+    /// emits Device1 PropertiesChanged (ManufacturerData and RSSI) for them in
+    /// turn, `rate` per second (0: as fast as possible), `total` in all (0: until StopFlood).
+    func startFlood(on adapterName: String, devices deviceCount: UInt32, rate: UInt32, total: UInt64)
+        async throws(DBusError)
+    {
+        let scanner = try adapter(adapterName)
+        guard (1...65_536).contains(deviceCount) else {
+            throw DBusError(.invalidArgs, "devices must be 1…65536")
+        }
+        stopFlood()
+        var addresses: [DeviceAddress] = []
+        var paths: [DBusObjectPath] = []
+        for index in 0..<Int(deviceCount) {
+            let address = DeviceAddress([0x3A, 0xF1, 0x0D, UInt8((index >> 16) & 0xFF), UInt8((index >> 8) & 0xFF), UInt8(index & 0xFF)])
+            if let existing = scanner.devices[address] { removeDevice(existing, from: scanner) }
+            let device = RemoteDevice(address: address, adapterPath: scanner.path)
+            device.isFlood = true
+            device.absorbFirst(
+                AirReport(
+                    advertiser: "flood", address: address, connectable: false, flags: AdvertisementContent.flagNoBREDR,
+                    manufacturerData: [.init(company: Self.floodCompany, bytes: Self.floodPayload(0, device: index))],
+                    serviceData: [], uuids: [], rssi: Self.floodRSSI(UInt64(index))))
+            scanner.devices[address] = device
+            export(device)
+            addresses.append(address)
+            paths.append(device.path)
+        }
+        await writer.flush()
+        let generation = makeID()
+        let connection = self.connection
+        let stats = self.stats
+        let log = self.log
+        log.info("\(adapterName): flood of \(deviceCount) devices, \(rate == 0 ? "unpaced" : "\(rate)/s"), \(total == 0 ? "until stopped" : "\(total) reports")")
+        let task = Task.detached { [weak self] in
+            await Self.runFlood(connection: connection, paths: paths, rate: rate, total: total, stats: stats)
+            await self?.floodFinished(generation: generation)
+            log.info("\(adapterName): flood finished")
+        }
+        flood = FloodRun(adapter: adapterName, devices: addresses, task: task, generation: generation)
+    }
+
+    /// Stops a flood and removes its devices (InterfacesRemoved).
+    func stopFlood() {
+        guard let run = flood else { return }
+        flood = nil
+        run.task.cancel()
+        guard let scanner = adapters[run.adapter] else { return }
+        for address in run.devices {
+            if let device = scanner.devices[address], device.isFlood { removeDevice(device, from: scanner) }
+        }
+    }
+
+    /// A finished flood leaves its devices to expire like any temporary device.
+    func floodFinished(generation: UInt64) {
+        guard running, let run = flood, run.generation == generation, let scanner = adapters[run.adapter] else {
+            return
+        }
+        flood?.finished = true
+        for address in run.devices {
+            if let device = scanner.devices[address] { startTemporaryTimer(device, on: scanner) }
+        }
+    }
+
+    /// Emits the flood's signals, off the actor.
+    static func runFlood(
+        connection: DBusConnection, paths: [DBusObjectPath], rate: UInt32, total: UInt64, stats: SimulatorStats
+    ) async {
+        let clock = ContinuousClock()
+        let start = clock.now
+        var sent: UInt64 = 0
+        var sinceCount: UInt64 = 0
+        while total == 0 || sent < total {
+            if Task.isCancelled { break }
+            let device = Int(sent % UInt64(paths.count))
+            let body: [DBusValue] = [
+                .string(RemoteDevice.interface),
+                .vardict([
+                    "ManufacturerData": .dictionary(
+                        key: .uint16, value: .variant,
+                        [(.uint16(floodCompany), .variant(.bytes(floodPayload(sent, device: device))))]),
+                    "RSSI": .int16(floodRSSI(sent)),
+                ]),
+                .strings([]),
+            ]
+            do {
+                try connection.emitSignal(
+                    path: paths[device], interface: propertiesInterface, member: "PropertiesChanged", body)
+            } catch {
+                break
+            }
+            sent += 1
+            sinceCount += 1
+            if sinceCount == 4096 {
+                stats.update { $0.floodReportsSent += sinceCount }
+                sinceCount = 0
+                // A round trip to the bus keeps the outgoing queue from growing without bound.
+                _ = try? await connection.call(
+                    destination: DBusConnection.busName, path: DBusConnection.busPath,
+                    interface: "org.freedesktop.DBus.Peer", member: "Ping")
+            }
+            if rate > 0 {
+                let due = start + .seconds(Double(sent) / Double(rate))
+                if due > clock.now + .milliseconds(1) { try? await clock.sleep(until: due) }
+            }
+        }
+        stats.update { $0.floodReportsSent += sinceCount }
+    }
+
+    /// 24 bytes: the report number (big-endian), the device number, then a pattern.
+    static func floodPayload(_ sequence: UInt64, device: Int) -> [UInt8] {
+        var bytes = [UInt8](repeating: 0, count: floodPayloadLength)
+        for i in 0..<8 { bytes[i] = UInt8((sequence >> (56 - 8 * UInt64(i))) & 0xFF) }
+        bytes[8] = UInt8((device >> 16) & 0xFF)
+        bytes[9] = UInt8((device >> 8) & 0xFF)
+        bytes[10] = UInt8(device & 0xFF)
+        for i in 11..<floodPayloadLength { bytes[i] = UInt8(truncatingIfNeeded: sequence &+ UInt64(i)) }
+        return bytes
+    }
+
+    static func floodRSSI(_ sequence: UInt64) -> Int16 { -40 - Int16(sequence % 50) }
+}
+
+extension BluetoothDaemon {
+    /// Stops a flood and waits until its devices are gone from the bus.
+    func stopFloodAndWait() async {
+        stopFlood()
+        await writer.flush()
+    }
+}

@@ -1,0 +1,56 @@
+import DBus
+
+/// How a `BlueZSimulator` behaves. The defaults follow bluetoothd 5.66 on
+/// btvirt's virtual LE controllers, except where noted.
+public struct SimulatorConfiguration: Sendable {
+    /// The bus to own `org.bluez` (and `org.handoff.Simulator`) on.
+    public var bus: DBusBusAddress = .system
+    /// How many adapters, `hci0` … `hci(N-1)`, exist at start.
+    public var adapterCount = 2
+    /// Advertising instances per adapter (btvirt offers 5).
+    public var supportedInstances = 5
+    /// The legacy advertising data budget, `SupportedCapabilities.MaxAdvLen`.
+    public var maxAdvertisingLength = 31
+    /// How often a scanning adapter hears every advertisement again, like
+    /// bluetoothd restarting its LE scan.
+    public var rescanInterval: Duration = .seconds(10)
+    /// How long a temporary Device1 lives after it was last seen (bluetoothd's `TemporaryTimeout`).
+    public var temporaryTimeout: Duration = .seconds(30)
+    /// The RSSI reported for every advertisement, in dBm.
+    public var rssi: Int16 = -55
+    /// Each report's RSSI varies by up to this much either way.
+    public var rssiJitter: Int16 = 3
+    /// Air latency: each report arrives after a delay drawn from this range.
+    public var latency: ClosedRange<Duration> = .milliseconds(2) ... .milliseconds(8)
+    /// Give an advertisement a new random address when its ManufacturerData changes.
+    public var rotateOnUpdate = true
+    /// The error name for advertising data over the budget. The API documents
+    /// `org.bluez.Error.InvalidLength`; bluetoothd 5.66 actually sends
+    /// `org.bluez.Error.Failed` ("Failed to register advertisement").
+    public var lengthErrorName = "org.bluez.Error.InvalidLength"
+    /// The fraction of air reports dropped at random, 0 … 1.
+    public var dropRate = 0.0
+    /// The system name adapters take (bluetoothd's Name; adapters after the first get " #N").
+    public var systemName = "handoff-sim"
+    /// Receives one line per event; nil is silent.
+    public var log: (@Sendable (String) -> Void)?
+
+    public init() {}
+
+    /// Checks the values, with a message naming the bad one.
+    public func validate() throws(SimulatorConfigurationError) {
+        func check(_ ok: Bool, _ message: String) throws(SimulatorConfigurationError) {
+            if !ok { throw SimulatorConfigurationError(message: message) }
+        }
+        try check((0...64).contains(adapterCount), "adapter count must be 0…64")
+        try check((1...255).contains(supportedInstances), "supported instances must be 1…255")
+        try check((0...251).contains(maxAdvertisingLength), "max advertising length must be 0…251")
+        try check(rescanInterval > .zero, "rescan interval must be positive")
+        try check(temporaryTimeout > .zero, "temporary timeout must be positive")
+        try check((-127...20).contains(rssi), "RSSI must be -127…20 dBm")
+        try check((0...40).contains(rssiJitter), "RSSI jitter must be 0…40 dB")
+        try check(latency.lowerBound >= .zero, "latency must not be negative")
+        try check((0...1).contains(dropRate), "drop rate must be 0…1")
+        try check(DBusNames.isValidErrorName(lengthErrorName), "'\(lengthErrorName)' is not a D-Bus error name")
+    }
+}
