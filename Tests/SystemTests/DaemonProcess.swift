@@ -61,9 +61,9 @@ final class DaemonProcess: @unchecked Sendable {
     deinit { process.kill() }
 
     /// A connected client that has said hello.
-    func client(handles: [String] = []) throws -> WireClient {
+    func client(handles: [String] = []) async throws -> WireClient {
         let client = try WireClient(socket: socket)
-        try client.hello(handles: handles)
+        try await client.hello(handles: handles)
         return client
     }
 

@@ -7,12 +7,12 @@ import Testing
 @Suite(.serialized) struct DiscoveryTests {
     @Test func anActivityPublishedOnAIsListedOnBWithItsType() async throws {
         let laptops = try await TwoLaptops()
-        let watcher = try laptops.b.client(handles: [TwoLaptops.type])
-        _ = try watcher.call(.subscribe, SubscribeParams(), as: EmptyResult.self)
-        let publisher = try laptops.a.client()
+        let watcher = try await laptops.b.client(handles: [TwoLaptops.type])
+        _ = try await watcher.call(.subscribe, SubscribeParams(), as: EmptyResult.self)
+        let publisher = try await laptops.a.client()
         let start = ContinuousClock.now
-        _ = try publisher.call(.publish, PublishParams(type: TwoLaptops.type, title: "Docs"), as: PublishResult.self)
-        let (event, activity) = try watcher.nextEvent()
+        _ = try await publisher.call(.publish, PublishParams(type: TwoLaptops.type, title: "Docs"), as: PublishResult.self)
+        let (event, activity) = try await watcher.nextEvent()
         let latency = ContinuousClock.now - start
         #expect(event == .appeared)
         #expect(activity.type == TwoLaptops.type)
@@ -21,24 +21,24 @@ import Testing
         // Two advertising intervals (100–150 ms each) from publish to the event on B.
         #expect(latency < .milliseconds(300), "publish→appeared took \(latency)")
         print("publish→appeared on B: \(latency)")
-        let listed = try laptops.b.client(handles: [TwoLaptops.type]).call(.list, EmptyResult(), as: ListResult.self)
+        let listed = try await laptops.b.client(handles: [TwoLaptops.type]).call(.list, EmptyResult(), as: ListResult.self)
         #expect(listed.activities.map(\.type) == [TwoLaptops.type])
         await laptops.stop()
     }
 
     @Test func anUnknownTypeIsListedAsUnknownUntilAnAppDeclaresIt() async throws {
         let laptops = try await TwoLaptops()
-        let publisher = try laptops.a.client()
-        _ = try publisher.call(.publish, PublishParams(type: TwoLaptops.type), as: PublishResult.self)
-        let viewer = try laptops.b.client()
+        let publisher = try await laptops.a.client()
+        _ = try await publisher.call(.publish, PublishParams(type: TwoLaptops.type), as: PublishResult.self)
+        let viewer = try await laptops.b.client()
         try await eventually {
-            try viewer.call(.list, EmptyResult(), as: ListResult.self).activities.count == 1
+            try await viewer.call(.list, EmptyResult(), as: ListResult.self).activities.count == 1
         }
-        let unknown = try viewer.call(.list, EmptyResult(), as: ListResult.self).activities[0]
+        let unknown = try await viewer.call(.list, EmptyResult(), as: ListResult.self).activities[0]
         #expect(unknown.type == nil)
         #expect(unknown.typeHash.count == 8)
-        let app = try laptops.b.client(handles: [TwoLaptops.type])
-        let known = try app.call(.list, EmptyResult(), as: ListResult.self).activities[0]
+        let app = try await laptops.b.client(handles: [TwoLaptops.type])
+        let known = try await app.call(.list, EmptyResult(), as: ListResult.self).activities[0]
         #expect(known.type == TwoLaptops.type)
         #expect(known.id == unknown.id)
         await laptops.stop()
@@ -46,16 +46,16 @@ import Testing
 
     @Test func anUpdateIsSeenOnB() async throws {
         let laptops = try await TwoLaptops()
-        let watcher = try laptops.b.client(handles: [TwoLaptops.type])
-        _ = try watcher.call(.subscribe, SubscribeParams(), as: EmptyResult.self)
-        let publisher = try laptops.a.client()
-        let id = try publisher.call(.publish, PublishParams(type: TwoLaptops.type), as: PublishResult.self).id
-        let (_, first) = try watcher.nextEvent()
+        let watcher = try await laptops.b.client(handles: [TwoLaptops.type])
+        _ = try await watcher.call(.subscribe, SubscribeParams(), as: EmptyResult.self)
+        let publisher = try await laptops.a.client()
+        let id = try await publisher.call(.publish, PublishParams(type: TwoLaptops.type), as: PublishResult.self).id
+        let (_, first) = try await watcher.nextEvent()
         #expect(!first.hasWebpageURL)
-        _ = try publisher.call(.update, UpdateParams(id: id, webpageURL: "https://example.org/a"), as: EmptyResult.self)
+        _ = try await publisher.call(.update, UpdateParams(id: id, webpageURL: "https://example.org/a"), as: EmptyResult.self)
         var updated: NearbyActivity?
         while updated == nil {
-            let (event, activity) = try watcher.nextEvent()
+            let (event, activity) = try await watcher.nextEvent()
             if event == .updated && activity.hasWebpageURL { updated = activity }
         }
         #expect(updated?.id == first.id)
@@ -64,54 +64,54 @@ import Testing
 
     @Test func anInvalidatedActivityIsLostOnBAfterExpiry() async throws {
         let laptops = try await TwoLaptops()
-        let watcher = try laptops.b.client(handles: [TwoLaptops.type])
-        _ = try watcher.call(.subscribe, SubscribeParams(), as: EmptyResult.self)
-        let publisher = try laptops.a.client()
-        let id = try publisher.call(.publish, PublishParams(type: TwoLaptops.type), as: PublishResult.self).id
-        #expect(try watcher.nextEvent().0 == .appeared)
-        _ = try publisher.call(.invalidate, ActivityIDParams(id: id), as: EmptyResult.self)
+        let watcher = try await laptops.b.client(handles: [TwoLaptops.type])
+        _ = try await watcher.call(.subscribe, SubscribeParams(), as: EmptyResult.self)
+        let publisher = try await laptops.a.client()
+        let id = try await publisher.call(.publish, PublishParams(type: TwoLaptops.type), as: PublishResult.self).id
+        #expect(try await watcher.nextEvent().0 == .appeared)
+        _ = try await publisher.call(.invalidate, ActivityIDParams(id: id), as: EmptyResult.self)
         try await eventually { try await laptops.sim.activeInstances("hci0") == 0 }
-        let (event, _) = try watcher.nextEvent(timeout: .seconds(15))
+        let (event, _) = try await watcher.nextEvent(timeout: .seconds(15))
         #expect(event == .lost)
-        #expect(try watcher.call(.list, EmptyResult(), as: ListResult.self).activities.isEmpty)
+        #expect(try await watcher.call(.list, EmptyResult(), as: ListResult.self).activities.isEmpty)
         await laptops.stop()
     }
 
     @Test func aDisconnectingClientInvalidatesItsActivity() async throws {
         let laptops = try await TwoLaptops()
-        let watcher = try laptops.b.client(handles: [TwoLaptops.type])
-        _ = try watcher.call(.subscribe, SubscribeParams(), as: EmptyResult.self)
+        let watcher = try await laptops.b.client(handles: [TwoLaptops.type])
+        _ = try await watcher.call(.subscribe, SubscribeParams(), as: EmptyResult.self)
         do {
-            let publisher = try laptops.a.client()
-            _ = try publisher.call(.publish, PublishParams(type: TwoLaptops.type), as: PublishResult.self)
-            #expect(try watcher.nextEvent().0 == .appeared)
+            let publisher = try await laptops.a.client()
+            _ = try await publisher.call(.publish, PublishParams(type: TwoLaptops.type), as: PublishResult.self)
+            #expect(try await watcher.nextEvent().0 == .appeared)
             #expect(try await laptops.sim.activeInstances("hci0") == 1)
             publisher.close()
         }
         try await eventually { try await laptops.sim.activeInstances("hci0") == 0 }
-        #expect(try watcher.nextEvent(timeout: .seconds(15)).0 == .lost)
+        #expect(try await watcher.nextEvent(timeout: .seconds(15)).0 == .lost)
         await laptops.stop()
     }
 
     @Test func anotherAccountsBeaconIsNotListed() async throws {
         let laptops = try await TwoLaptops(adapters: 3)
         let stranger = try await DaemonProcess(bus: laptops.bus, name: "c", adapter: "hci2")
-        let strangerClient = try stranger.client()
-        _ = try strangerClient.call(.accountCreate, AccountNameParams(name: "someone-else"), as: AccountInfo.self)
-        _ = try strangerClient.call(.publish, PublishParams(type: TwoLaptops.type), as: PublishResult.self)
+        let strangerClient = try await stranger.client()
+        _ = try await strangerClient.call(.accountCreate, AccountNameParams(name: "someone-else"), as: AccountInfo.self)
+        _ = try await strangerClient.call(.publish, PublishParams(type: TwoLaptops.type), as: PublishResult.self)
         try await eventually { try await laptops.sim.activeInstances("hci2") == 1 }
         // A publishes too, so B is certainly scanning and hearing the air.
-        let publisher = try laptops.a.client()
-        _ = try publisher.call(.publish, PublishParams(type: TwoLaptops.type), as: PublishResult.self)
-        let viewer = try laptops.b.client(handles: [TwoLaptops.type])
+        let publisher = try await laptops.a.client()
+        _ = try await publisher.call(.publish, PublishParams(type: TwoLaptops.type), as: PublishResult.self)
+        let viewer = try await laptops.b.client(handles: [TwoLaptops.type])
         try await eventually {
-            try viewer.call(.list, EmptyResult(), as: ListResult.self).activities.count == 1
+            try await viewer.call(.list, EmptyResult(), as: ListResult.self).activities.count == 1
         }
         try await Task.sleep(for: .seconds(2))
-        let listed = try viewer.call(.list, EmptyResult(), as: ListResult.self).activities
+        let listed = try await viewer.call(.list, EmptyResult(), as: ListResult.self).activities
         #expect(listed.count == 1)
         #expect(listed.allSatisfy { $0.account == "me" })
-        let status = try viewer.call(.status, EmptyResult(), as: StatusResult.self)
+        let status = try await viewer.call(.status, EmptyResult(), as: StatusResult.self)
         #expect(status.beaconsRejected > 0, "B should have heard and rejected the stranger's beacon")
         _ = await stranger.terminate()
         await laptops.stop()
@@ -119,12 +119,12 @@ import Testing
 
     @Test func bLooksAgainAfterBluetoothdRestarts() async throws {
         let laptops = try await TwoLaptops()
-        let publisher = try laptops.a.client()
-        _ = try publisher.call(.publish, PublishParams(type: TwoLaptops.type), as: PublishResult.self)
-        let viewer = try laptops.b.client(handles: [TwoLaptops.type])
-        try await eventually { try viewer.call(.list, EmptyResult(), as: ListResult.self).activities.count == 1 }
-        let watcher = try laptops.b.client(handles: [TwoLaptops.type])
-        _ = try watcher.call(.subscribe, SubscribeParams(), as: EmptyResult.self)
+        let publisher = try await laptops.a.client()
+        _ = try await publisher.call(.publish, PublishParams(type: TwoLaptops.type), as: PublishResult.self)
+        let viewer = try await laptops.b.client(handles: [TwoLaptops.type])
+        try await eventually { try await viewer.call(.list, EmptyResult(), as: ListResult.self).activities.count == 1 }
+        let watcher = try await laptops.b.client(handles: [TwoLaptops.type])
+        _ = try await watcher.call(.subscribe, SubscribeParams(), as: EmptyResult.self)
 
         try await laptops.sim.restart(downtime: .milliseconds(500), graceful: false)
         let back = ContinuousClock.now
@@ -143,7 +143,7 @@ import Testing
     static func lastSeenAdvances(_ client: WireClient, after date: Date) async throws -> Bool {
         let deadline = ContinuousClock.now + .seconds(5)
         while ContinuousClock.now < deadline {
-            if let activity = try client.call(.list, EmptyResult(), as: ListResult.self).activities.first,
+            if let activity = try await client.call(.list, EmptyResult(), as: ListResult.self).activities.first,
                 activity.lastSeen > date
             {
                 return true

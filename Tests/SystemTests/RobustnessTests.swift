@@ -15,8 +15,8 @@ import Testing
         return (bus, sim, daemon)
     }
 
-    func errorCode(_ client: WireClient) throws -> ErrorCode {
-        guard case .error(_, let error) = try WireFormat.incoming(try client.readLine()) else {
+    func errorCode(_ client: WireClient) async throws -> ErrorCode {
+        guard case .error(_, let error) = try WireFormat.incoming(try await client.readLine()) else {
             throw TestFailure("expected an error response")
         }
         return error.code
@@ -27,35 +27,35 @@ import Testing
         let client = try WireClient(socket: daemon.socket)
 
         try client.sendRaw(Array("{\"id\":1,\"method\":\"list\"}\n".utf8))
-        #expect(try errorCode(client) == .helloRequired)
-        try client.hello()
-        _ = try client.call(.accountCreate, AccountNameParams(name: "me"), as: AccountInfo.self)
+        #expect(try await errorCode(client) == .helloRequired)
+        try await client.hello()
+        _ = try await client.call(.accountCreate, AccountNameParams(name: "me"), as: AccountInfo.self)
 
         try client.sendRaw(Array(repeating: UInt8(ascii: "x"), count: 20_000) + [UInt8(ascii: "\n")])
-        #expect(try errorCode(client) == .lineTooLong)
+        #expect(try await errorCode(client) == .lineTooLong)
         try client.sendRaw(Array("this is not json\n".utf8))
-        #expect(try errorCode(client) == .invalidJSON)
+        #expect(try await errorCode(client) == .invalidJSON)
         try client.sendRaw(Array("{\"id\":2,\"method\":\"self-destruct\"}\n".utf8))
-        #expect(try errorCode(client) == .unknownMethod)
+        #expect(try await errorCode(client) == .unknownMethod)
         try client.sendRaw(Array("{\"id\":3,\"method\":\"publish\",\"params\":{\"type\":42}}\n".utf8))
-        #expect(try errorCode(client) == .invalidParams)
+        #expect(try await errorCode(client) == .invalidParams)
         try client.sendRaw([0xff, 0xfe, 0x00, 0x80, UInt8(ascii: "\n")])
-        #expect(try errorCode(client) == .invalidJSON)
+        #expect(try await errorCode(client) == .invalidJSON)
 
         let bigInfo: [String: JSONValue] = ["blob": .string(String(repeating: "a", count: 3100))]
-        #expect(try client.failure(.publish, PublishParams(type: "org.a.b", userInfo: bigInfo)).code == .payloadTooLarge)
-        #expect(try client.failure(.publish, PublishParams(type: "not a type")).code == .invalidParams)
-        #expect(try client.failure(.publish, PublishParams(type: "org.a.b", webpageURL: "file:///etc/passwd")).code == .invalidParams)
-        #expect(try client.failure(.invalidate, ActivityIDParams(id: "nope")).code == .notFound)
-        #expect(try client.failure(.hello, HelloParams(app: "x", versions: [99])).code == .unsupportedVersion)
+        #expect(try await client.failure(.publish, PublishParams(type: "org.a.b", userInfo: bigInfo)).code == .payloadTooLarge)
+        #expect(try await client.failure(.publish, PublishParams(type: "not a type")).code == .invalidParams)
+        #expect(try await client.failure(.publish, PublishParams(type: "org.a.b", webpageURL: "file:///etc/passwd")).code == .invalidParams)
+        #expect(try await client.failure(.invalidate, ActivityIDParams(id: "nope")).code == .notFound)
+        #expect(try await client.failure(.hello, HelloParams(app: "x", versions: [99])).code == .unsupportedVersion)
 
-        _ = try client.call(.publish, PublishParams(type: "org.a.b"), as: PublishResult.self)
-        _ = try client.call(.publish, PublishParams(type: "org.a.c"), as: PublishResult.self)
-        #expect(try client.failure(.publish, PublishParams(type: "org.a.d")).code == .tooManyActivities)
+        _ = try await client.call(.publish, PublishParams(type: "org.a.b"), as: PublishResult.self)
+        _ = try await client.call(.publish, PublishParams(type: "org.a.c"), as: PublishResult.self)
+        #expect(try await client.failure(.publish, PublishParams(type: "org.a.d")).code == .tooManyActivities)
 
         // After all that, the same connection still works, and so does a new one.
-        #expect(try client.call(.status, EmptyResult(), as: StatusResult.self).localActivityCount == 2)
-        #expect(try daemon.client().call(.status, EmptyResult(), as: StatusResult.self).accounts == ["me"])
+        #expect(try await client.call(.status, EmptyResult(), as: StatusResult.self).localActivityCount == 2)
+        #expect(try await daemon.client().call(.status, EmptyResult(), as: StatusResult.self).accounts == ["me"])
         #expect(daemon.process.isRunning)
         _ = await daemon.terminate()
         await sim.stop()
@@ -64,15 +64,15 @@ import Testing
 
     @Test func tooManyClientsAreToldSoAndOthersAreServed() async throws {
         let (bus, sim, daemon) = try await Self.single("max_clients = 2")
-        let first = try daemon.client()
-        let second = try daemon.client()
+        let first = try await daemon.client()
+        let second = try await daemon.client()
         let third = try WireClient(socket: daemon.socket)
-        #expect(try errorCode(third) == .tooManyClients)
-        #expect(try first.call(.status, EmptyResult(), as: StatusResult.self).clientCount == 2)
+        #expect(try await errorCode(third) == .tooManyClients)
+        #expect(try await first.call(.status, EmptyResult(), as: StatusResult.self).clientCount == 2)
         second.close()
         try await eventually {
-            guard let fourth = try? daemon.client() else { return false }
-            return (try? fourth.call(.status, EmptyResult(), as: StatusResult.self)) != nil
+            guard let fourth = try? await daemon.client() else { return false }
+            return (try? await fourth.call(.status, EmptyResult(), as: StatusResult.self)) != nil
         }
         _ = await daemon.terminate()
         await sim.stop()
@@ -83,10 +83,10 @@ import Testing
         let (bus, sim, daemon) = try await Self.single()
         let slow = try WireClient(socket: daemon.socket)
         // Thousands of requests, never reading a response: the daemon must not buffer without bound.
-        let request = Array(try WireFormat.request(id: 1, method: .hello, params: HelloParams(app: "slow")))
+        let request = Array(try await WireFormat.request(id: 1, method: .hello, params: HelloParams(app: "slow")))
         for _ in 0..<4000 { try? slow.sendRaw(request) }
-        let other = try daemon.client()
-        #expect(try other.call(.status, EmptyResult(), as: StatusResult.self).daemon.hasPrefix("handoffd"))
+        let other = try await daemon.client()
+        #expect(try await other.call(.status, EmptyResult(), as: StatusResult.self).daemon.hasPrefix("handoffd"))
         #expect(daemon.process.isRunning)
         _ = await daemon.terminate()
         await sim.stop()
@@ -95,8 +95,8 @@ import Testing
 
     @Test func usersSeeOnlyTheirOwnAccounts() async throws {
         let (bus, sim, daemon) = try await Self.single()
-        let root = try daemon.client()
-        _ = try root.call(.accountCreate, AccountNameParams(name: "roots"), as: AccountInfo.self)
+        let root = try await daemon.client()
+        _ = try await root.call(.accountCreate, AccountNameParams(name: "roots"), as: AccountInfo.self)
         // A client running as nobody (uid 65534), through setpriv.
         let output = "\(daemon.directory)/nobody.out"
         let script = """
@@ -125,7 +125,7 @@ import Testing
         #expect((replies[2]["error"] as? [String: Any])?["code"] as? String == "not-found")
         #expect((replies[3]["error"] as? [String: Any])?["code"] as? String == "no-account")
         #expect(((replies[4]["result"] as? [String: Any])?["accounts"] as? [Any])?.isEmpty == true)
-        #expect(try root.call(.accountList, EmptyResult(), as: AccountListResult.self).accounts.map(\.name) == ["roots"])
+        #expect(try await root.call(.accountList, EmptyResult(), as: AccountListResult.self).accounts.map(\.name) == ["roots"])
         _ = await daemon.terminate()
         await sim.stop()
         bus.stop()
@@ -133,15 +133,15 @@ import Testing
 
     @Test func sighupWithABadConfigKeepsTheOldOne() async throws {
         let (bus, sim, daemon) = try await Self.single()
-        let client = try daemon.client()
-        _ = try client.call(.accountCreate, AccountNameParams(name: "me"), as: AccountInfo.self)
+        let client = try await daemon.client()
+        _ = try await client.call(.accountCreate, AccountNameParams(name: "me"), as: AccountInfo.self)
         let good = try String(contentsOfFile: daemon.configPath, encoding: .utf8)
         try (good + "\n[nonsense]\nkey = 1\n").write(toFile: daemon.configPath, atomically: true, encoding: .utf8)
         daemon.process.signal(SIGHUP)
         try await eventually { daemon.log.contains("reload failed, keeping the old configuration") }
         #expect(daemon.log.contains("nonsense"))
-        #expect(try client.call(.status, EmptyResult(), as: StatusResult.self).accounts == ["me"])
-        #expect(try daemon.client().call(.accountList, EmptyResult(), as: AccountListResult.self).accounts.count == 1)
+        #expect(try await client.call(.status, EmptyResult(), as: StatusResult.self).accounts == ["me"])
+        #expect(try await daemon.client().call(.accountList, EmptyResult(), as: AccountListResult.self).accounts.count == 1)
         #expect(daemon.process.isRunning)
         _ = await daemon.terminate()
         await sim.stop()
@@ -150,9 +150,9 @@ import Testing
 
     @Test func sigtermUnregistersRemovesTheSocketAndExitsZero() async throws {
         let (bus, sim, daemon) = try await Self.single()
-        let client = try daemon.client()
-        _ = try client.call(.accountCreate, AccountNameParams(name: "me"), as: AccountInfo.self)
-        _ = try client.call(.publish, PublishParams(type: "org.a.b"), as: PublishResult.self)
+        let client = try await daemon.client()
+        _ = try await client.call(.accountCreate, AccountNameParams(name: "me"), as: AccountInfo.self)
+        _ = try await client.call(.publish, PublishParams(type: "org.a.b"), as: PublishResult.self)
         try await eventually { try await sim.activeInstances("hci0") == 1 }
         #expect(await daemon.terminate() == 0)
         #expect(try await sim.activeInstances("hci0") == 0)

@@ -20,16 +20,16 @@ struct TwoLaptops {
             bus: bus, name: "a", adapter: "hci0", epochSeconds: epochSeconds, extraSocketSettings: extraSocketSettings)
         b = try await DaemonProcess(
             bus: bus, name: "b", adapter: "hci1", epochSeconds: epochSeconds, extraSocketSettings: extraSocketSettings)
-        try Self.share(account: "me", from: a, to: b)
+        try await Self.share(account: "me", from: a, to: b)
     }
 
     /// Creates an account on `from` and imports its export code on `to`.
-    static func share(account: String, from: DaemonProcess, to: DaemonProcess) throws {
-        let owner = try from.client()
-        _ = try owner.call(.accountCreate, AccountNameParams(name: account), as: AccountInfo.self)
-        let export = try owner.call(.accountExport, AccountNameParams(name: account), as: AccountExportResult.self)
-        let other = try to.client()
-        _ = try other.call(.accountImport, AccountImportParams(code: export.code, name: account), as: AccountInfo.self)
+    static func share(account: String, from: DaemonProcess, to: DaemonProcess) async throws {
+        let owner = try await from.client()
+        _ = try await owner.call(.accountCreate, AccountNameParams(name: account), as: AccountInfo.self)
+        let export = try await owner.call(.accountExport, AccountNameParams(name: account), as: AccountExportResult.self)
+        let other = try await to.client()
+        _ = try await other.call(.accountImport, AccountImportParams(code: export.code, name: account), as: AccountInfo.self)
     }
 
     func stop() async {

@@ -45,8 +45,10 @@ final class WireClient: @unchecked Sendable {
         }
     }
 
-    /// Reads one line, waiting at most `timeout`.
-    func readLine(timeout: Duration = .seconds(10)) throws -> Data {
+    /// Reads one line, waiting at most `timeout`. It never blocks a thread: the
+    /// socket is polled without waiting and the task sleeps briefly in between,
+    /// so many tests can wait at once on a two-core machine.
+    func readLine(timeout: Duration = .seconds(10)) async throws -> Data {
         let deadline = ContinuousClock.now + timeout
         while true {
             if let newline = buffer.firstIndex(of: UInt8(ascii: "\n")) {
@@ -57,8 +59,10 @@ final class WireClient: @unchecked Sendable {
             let remaining = deadline - ContinuousClock.now
             guard remaining > .zero else { throw TestFailure("no line from handoffd within \(timeout)") }
             var pfd = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-            let ms = Int32(remaining.components.seconds * 1000 + remaining.components.attoseconds / 1_000_000_000_000_000)
-            guard poll(&pfd, 1, max(1, ms)) > 0 else { continue }
+            guard poll(&pfd, 1, 0) > 0 else {
+                try await Task.sleep(for: .milliseconds(2))
+                continue
+            }
             var chunk = [UInt8](repeating: 0, count: 65536)
             let n = read(fd, &chunk, chunk.count)
             guard n > 0 else { throw TestFailure("handoffd closed the connection") }
@@ -68,12 +72,12 @@ final class WireClient: @unchecked Sendable {
 
     /// Sends a request and returns the matching response line (events before it are kept for `nextEvent`).
     @discardableResult
-    func request<P: Encodable>(_ method: HandoffProtocol.Method, _ params: P) throws -> WireFormat.Incoming {
+    func request<P: Encodable>(_ method: HandoffProtocol.Method, _ params: P) async throws -> WireFormat.Incoming {
         nextID += 1
         let id = nextID
         try sendRaw(Array(try WireFormat.request(id: id, method: method, params: params)))
         while true {
-            let line = try readLine()
+            let line = try await readLine()
             let incoming = try WireFormat.incoming(line)
             switch incoming {
             case .result(let rid, _) where rid == id: return incoming
@@ -87,15 +91,15 @@ final class WireClient: @unchecked Sendable {
     private var pendingEvents: [WireFormat.Incoming] = []
 
     /// The next event, from those already read or from the socket.
-    func nextEvent(timeout: Duration = .seconds(10)) throws -> (EventName, NearbyActivity) {
-        let incoming = pendingEvents.isEmpty ? try WireFormat.incoming(try readLine(timeout: timeout)) : pendingEvents.removeFirst()
+    func nextEvent(timeout: Duration = .seconds(10)) async throws -> (EventName, NearbyActivity) {
+        let incoming = pendingEvents.isEmpty ? try WireFormat.incoming(try await readLine(timeout: timeout)) : pendingEvents.removeFirst()
         guard case .event(let name, let line) = incoming else { throw TestFailure("expected an event, got \(incoming)") }
         return (name, try WireFormat.eventData(NearbyEvent.self, from: line).activity)
     }
 
     /// Sends a request and decodes its result, failing on an error response.
-    func call<P: Encodable, R: Decodable>(_ method: HandoffProtocol.Method, _ params: P, as type: R.Type) throws -> R {
-        switch try request(method, params) {
+    func call<P: Encodable, R: Decodable>(_ method: HandoffProtocol.Method, _ params: P, as type: R.Type) async throws -> R {
+        switch try await request(method, params) {
         case .result(_, let line): return try WireFormat.resultValue(R.self, from: line)
         case .error(_, let error): throw error
         case .event: throw TestFailure("unexpected event")
@@ -103,14 +107,14 @@ final class WireClient: @unchecked Sendable {
     }
 
     /// Sends a request that must fail, and returns its error.
-    func failure<P: Encodable>(_ method: HandoffProtocol.Method, _ params: P) throws -> ProtocolError {
-        switch try request(method, params) {
+    func failure<P: Encodable>(_ method: HandoffProtocol.Method, _ params: P) async throws -> ProtocolError {
+        switch try await request(method, params) {
         case .error(_, let error): return error
         case let other: throw TestFailure("expected an error, got \(other)")
         }
     }
 
-    func hello(handles: [String] = []) throws {
-        _ = try call(.hello, HelloParams(app: "system-test", handles: handles), as: HelloResult.self)
+    func hello(handles: [String] = []) async throws {
+        _ = try await call(.hello, HelloParams(app: "system-test", handles: handles), as: HelloResult.self)
     }
 }

@@ -1,0 +1,162 @@
+import ArgumentParser
+import Foundation
+import HandoffKit
+import HandoffProtocol
+
+/// `handoffctl doctor`
+struct DoctorCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "doctor",
+        abstract: "Check that handoff can work here, and say how to fix what is missing.",
+        discussion: """
+            Runs these checks in order and prints one line for each: "✓ …" when it passes, \
+            "✗ … — fix: …" when it does not. A check that needs the daemon is skipped when the \
+            daemon cannot be reached.
+
+              socket       the socket exists and accepts this user's connection
+              protocol     the daemon answers hello with a version this handoffctl speaks
+              adapter      the daemon uses a Bluetooth adapter
+              scanning     the radio listens for your other devices' beacons
+              advertising  whether it advertises this laptop's activity (information only)
+              radio        no radio error is pending
+              accounts     you have at least one account
+
+            Exits with status 0 when every check passes and 1 otherwise. With --json, prints \
+            {"checks":[{"fix":…,"message":…,"name":…,"ok":…}],"ok":…} instead.
+
+            EXAMPLES
+              handoffctl doctor
+              handoffctl doctor --json | jq '.checks[] | select(.ok | not)'
+            """)
+
+    @OptionGroup var connection: ConnectionOptions
+
+    @Flag(help: "Print the checks as one JSON object.")
+    var json = false
+
+    func run() async throws {
+        let checks = await Self.diagnose(socketPath: connection.socketPath)
+        let report = Report(checks: checks, ok: checks.allSatisfy(\.ok))
+        if json {
+            try JSONOutput.printValue(report)
+        } else {
+            for check in checks { Terminal.printLine(check.line) }
+        }
+        if !report.ok { throw ExitCode.failure }
+    }
+
+    /// Everything `doctor` prints, for `--json`.
+    struct Report: Encodable {
+        var checks: [Check]
+        var ok: Bool
+    }
+
+    /// One line of the checklist.
+    struct Check: Encodable {
+        var name: String
+        var ok: Bool
+        var message: String
+        var fix: String?
+
+        static func pass(_ name: String, _ message: String) -> Check {
+            Check(name: name, ok: true, message: message, fix: nil)
+        }
+
+        static func fail(_ name: String, _ message: String, fix: String) -> Check {
+            Check(name: name, ok: false, message: message, fix: fix)
+        }
+
+        var line: String { ok ? "✓ \(message)" : "✗ \(message) — fix: \(fix ?? "")" }
+
+        func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            try container.encode(name, forKey: .name)
+            try container.encode(ok, forKey: .ok)
+            try container.encode(message, forKey: .message)
+            try container.encode(fix, forKey: .fix)  // null when it passes
+        }
+
+        private enum CodingKeys: String, CodingKey { case name, ok, message, fix }
+    }
+
+    static let startDaemon = "start it with: systemctl start handoffd"
+    static let joinGroup = "add yourself to group handoff (sudo usermod -aG handoff $USER), then log in again"
+    static let readLog = "see: journalctl -u handoffd; systemctl status bluetooth"
+
+    /// Runs the checks, stopping at the first one the others depend on.
+    static func diagnose(socketPath path: String) async -> [Check] {
+        var checks: [Check] = []
+        let connection: HandoffConnection
+        do {
+            connection = try await HandoffConnection.connect(socketPath: path)
+            checks.append(.pass("socket", "socket \(path) accepts connections"))
+        } catch HandoffClientError.daemonNotRunning {
+            let why = FileManager.default.fileExists(atPath: path) ? "nothing listens on \(path)" : "no socket at \(path)"
+            return [.fail("socket", "handoffd is not running (\(why))", fix: startDaemon)]
+        } catch HandoffClientError.permissionDenied {
+            return [.fail("socket", "permission denied on \(path)", fix: joinGroup)]
+        } catch {
+            return [.fail("socket", "\(error)", fix: "check that \(path) is handoffd's socket (--socket, $HANDOFF_SOCKET)")]
+        }
+        defer { Task { await connection.close() } }
+
+        do {
+            let hello = try await connection.hello(app: "handoffctl doctor")
+            checks.append(.pass("protocol", "\(hello.daemon) answers, speaking protocol version \(hello.version)"))
+        } catch HandoffClientError.protocolError(let error) where error.code == .unsupportedVersion {
+            checks.append(
+                .fail(
+                    "protocol", "handoffd speaks no protocol version this handoffctl knows (\(ProtocolVersion.supported))",
+                    fix: "install handoffd and handoffctl from the same release"))
+            return checks
+        } catch {
+            checks.append(.fail("protocol", "handoffd does not answer hello: \(error)", fix: readLog))
+            return checks
+        }
+
+        let status: StatusResult
+        do {
+            status = try await connection.status()
+        } catch {
+            checks.append(.fail("status", "handoffd does not answer status: \(error)", fix: readLog))
+            return checks
+        }
+        checks += evaluate(status)
+        return checks
+    }
+
+    /// The checks that read the daemon's status.
+    static func evaluate(_ status: StatusResult) -> [Check] {
+        var checks: [Check] = []
+        if let adapter = status.adapter {
+            let address = status.adapterAddress.map { " (\($0))" } ?? ""
+            checks.append(.pass("adapter", "Bluetooth adapter \(adapter)\(address) in use"))
+        } else {
+            checks.append(
+                .fail(
+                    "adapter", "no Bluetooth adapter found",
+                    fix: "plug one in or switch it on (rfkill unblock bluetooth; systemctl start bluetooth)"))
+        }
+        if status.scanning {
+            checks.append(.pass("scanning", "scanning for your other devices"))
+        } else {
+            checks.append(.fail("scanning", "not scanning (radio: \(status.radio))", fix: readLog))
+        }
+        checks.append(
+            .pass(
+                "advertising",
+                status.advertising ? "advertising the current activity" : "not advertising (no current activity)"))
+        if let error = status.lastError {
+            checks.append(.fail("radio", "last radio error: \(Terminal.singleLine(error, limit: 200))", fix: readLog))
+        } else {
+            checks.append(.pass("radio", "no radio errors"))
+        }
+        if status.accounts.isEmpty {
+            checks.append(.fail("accounts", "no account", fix: "create one with: handoffctl pair"))
+        } else {
+            let count = status.accounts.count == 1 ? "1 account" : "\(status.accounts.count) accounts"
+            checks.append(.pass("accounts", "\(count): \(status.accounts.joined(separator: ", "))"))
+        }
+        return checks
+    }
+}

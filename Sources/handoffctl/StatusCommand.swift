@@ -1,0 +1,63 @@
+import ArgumentParser
+import Foundation
+import HandoffKit
+import HandoffProtocol
+
+/// `handoffctl status`
+struct StatusCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "status",
+        abstract: "Show what the daemon and the Bluetooth radio are doing.",
+        discussion: """
+            Prints the daemon's state as you may see it: the adapter in use, what the radio is \
+            doing, whether it scans and advertises, your accounts, how many nearby activities, \
+            clients and published activities there are, the beacon counters and the last radio \
+            error.
+
+            With --json, prints the daemon's "status" result unchanged as one JSON object.
+
+            EXAMPLES
+              handoffctl status
+              handoffctl status --json | jq .scanning
+            """)
+
+    @OptionGroup var connection: ConnectionOptions
+
+    @Flag(help: "Print the daemon's result as one JSON object.")
+    var json = false
+
+    func run() async throws {
+        let connection = try await connection.connect()
+        if json {
+            try await JSONOutput.printResult(of: .status, NoParams(), on: connection)
+            return
+        }
+        Terminal.printLine(Self.render(try await connection.status()))
+    }
+
+    /// Aligned `key: value` lines.
+    static func render(_ status: StatusResult) -> String {
+        var adapter = status.adapter ?? "none"
+        if status.adapter != nil, let address = status.adapterAddress { adapter += " (\(address))" }
+        var published = "\(status.localActivityCount)"
+        if let current = status.currentActivityType { published += " (current: \(current))" }
+        let lines: [(String, String)] = [
+            ("daemon", status.daemon),
+            ("adapter", adapter),
+            ("radio", status.radio),
+            ("scanning", status.scanning ? "yes" : "no"),
+            ("advertising", status.advertising ? "yes" : "no"),
+            ("accounts", status.accounts.isEmpty ? "none" : status.accounts.joined(separator: ", ")),
+            ("nearby", "\(status.nearbyCount)"),
+            ("clients", "\(status.clientCount)"),
+            ("published", published),
+            ("rotation", "every \(status.epochSeconds) s"),
+            ("beacons", "\(status.beaconsRecognized) recognized, \(status.beaconsRejected) rejected"),
+            ("last error", status.lastError.map { Terminal.singleLine($0, limit: 200) } ?? "none"),
+        ]
+        let width = (lines.map(\.0.count).max() ?? 0) + 1
+        return lines.map { key, value in
+            "\(key):".padding(toLength: width, withPad: " ", startingAt: 0) + " " + value
+        }.joined(separator: "\n")
+    }
+}

@@ -1,0 +1,243 @@
+import Foundation
+import HandoffProtocol
+import Testing
+
+/// `handoffctl` end to end, against a scripted fake daemon.
+@Suite(.enabled(if: HandoffCtl.isAvailable, "handoffctl is not built"), .timeLimit(.minutes(1)))
+struct HandoffCtlTests {
+    @Test func listPrintsATable() async throws {
+        let now = Date()
+        var state = ScriptedDaemon.State()
+        state.activities = [
+            NearbyActivity(
+                id: "n1", account: "alice", device: "0a0b0c0d", type: "org.example.viewing", typeHash: "11223344",
+                title: "Release notes", hasPayload: true, hasWebpageURL: true, supportsStreams: false, rssi: -52.4,
+                firstSeen: now, lastSeen: now.addingTimeInterval(-3 * 3600 - 10)),
+            NearbyActivity(
+                id: "n2", account: "work", device: "99aabbcc", type: nil, typeHash: "deadbeef", title: nil,
+                hasPayload: false, hasWebpageURL: false, supportsStreams: false, rssi: nil,
+                firstSeen: now, lastSeen: now.addingTimeInterval(-125)),
+        ]
+        let daemon = try ScriptedDaemon(state)
+        defer { daemon.stop() }
+        let outcome = try await HandoffCtl.run(["list", "--socket", daemon.socketPath])
+        #expect(outcome.status == 0)
+        let lines = outcome.stdout.split(separator: "\n").map(String.init)
+        #expect(lines.count == 3)
+        #expect(lines[0] == "DEVICE    ACCOUNT  TYPE                          TITLE          RSSI     LAST SEEN")
+        // Newest first.
+        #expect(lines[1] == "99aabbcc  work     unknown type (hash deadbeef)  -              -        2m ago")
+        #expect(lines[2] == "0a0b0c0d  alice    org.example.viewing           Release notes  -52 dBm  3h ago")
+    }
+
+    @Test func listSaysSoWhenNothingIsNearby() async throws {
+        let daemon = try ScriptedDaemon()
+        defer { daemon.stop() }
+        let outcome = try await HandoffCtl.run(["list", "--socket", daemon.socketPath])
+        #expect(outcome.stdout == "No nearby activities.\n")
+        #expect(outcome.status == 0)
+    }
+
+    @Test func jsonOutputIsTheResultAsTheDaemonEncodesIt() async throws {
+        var state = ScriptedDaemon.State()
+        state.activities = [sampleActivity()]
+        let daemon = try ScriptedDaemon(state)
+        defer { daemon.stop() }
+        for (command, result) in [
+            ("list", try WireFormat.compactJSON(ListResult(activities: [sampleActivity()]))),
+            ("status", try WireFormat.compactJSON(ScriptedDaemon.healthyStatus)),
+        ] {
+            let outcome = try await HandoffCtl.run([command, "--json", "--socket", daemon.socketPath])
+            #expect(outcome.stdout == String(decoding: result, as: UTF8.self) + "\n")
+        }
+    }
+
+    @Test func theSocketCanComeFromTheEnvironment() async throws {
+        let daemon = try ScriptedDaemon()
+        defer { daemon.stop() }
+        let outcome = try await HandoffCtl.run(["list"], environment: ["HANDOFF_SOCKET": daemon.socketPath])
+        #expect(outcome.status == 0)
+        #expect(outcome.stdout == "No nearby activities.\n")
+    }
+
+    @Test func statusPrintsAlignedLines() async throws {
+        let daemon = try ScriptedDaemon()
+        defer { daemon.stop() }
+        let outcome = try await HandoffCtl.run(["status", "--socket", daemon.socketPath])
+        #expect(outcome.status == 0)
+        #expect(outcome.stdout.contains("adapter:     hci0 (00:1A:7D:DA:71:13)\n"))
+        #expect(outcome.stdout.contains("last error:  none\n"))
+        #expect(outcome.stdout.contains("beacons:     12 recognized, 3 rejected\n"))
+    }
+
+    @Test func aMissingDaemonIsReportedOnStandardError() async throws {
+        let outcome = try await HandoffCtl.run(["list", "--socket", FakeDaemon.temporarySocketPath()])
+        #expect(outcome.status == 1)
+        #expect(outcome.stdout.isEmpty)
+        #expect(outcome.stderr == "handoffctl: handoffd is not running (start it with: systemctl start handoffd)\n")
+    }
+
+    @Test func usageErrorsExitWithStatus2() async throws {
+        let outcome = try await HandoffCtl.run(["publish", "--title", "no type"])
+        #expect(outcome.status == 2)
+        #expect(outcome.stderr.hasPrefix("handoffctl: Missing expected argument '--type <type>'"))
+        let bad = try await HandoffCtl.run(["publish", "--type", "a.b", "--info", "novalue"])
+        #expect(bad.status == 2)
+        #expect(bad.stderr.contains("--info takes key=value"))
+    }
+
+    @Test func daemonErrorsAreReportedWithTheirMessage() async throws {
+        let daemon = try ScriptedDaemon()
+        defer { daemon.stop() }
+        let outcome = try await HandoffCtl.run(["account", "export", "nobody", "--socket", daemon.socketPath])
+        #expect(outcome.status == 1)
+        #expect(outcome.stderr == "handoffctl: no account named \"nobody\" (not-found)\n")
+    }
+
+    @Test func publishSendsUserInfoAndInvalidatesOnInterrupt() async throws {
+        let daemon = try ScriptedDaemon()
+        defer { daemon.stop() }
+        let (process, out, err) = try HandoffCtl.start([
+            "publish", "--socket", daemon.socketPath, "--type", "org.example.viewing", "--title", "Docs",
+            "--url", "https://example.org/docs", "--info-json", "{\"d\":[1],\"a\":\"replaced\"}",
+            "--info", "a=1", "--info", "b=true", "--info", "c=hello world", "--info", "e=-2.5",
+        ])
+        try await daemon.daemon.waitUntil { $0.requests.contains { $0.method == .publish } }
+        try await Task.sleep(for: .milliseconds(200))
+        process.interrupt()
+        let outcome = try await HandoffCtl.finish(process, out, err)
+        #expect(outcome.status == 0)
+        #expect(outcome.stdout.hasPrefix("a1b2c3\nPublishing org.example.viewing \"Docs\" (Ctrl-C to stop)\n"))
+        let publish = try #require(daemon.requests.first { $0.method == .publish })
+        let params = try publish.params(PublishParams.self)
+        #expect(params.userInfo == ["a": 1, "b": true, "c": "hello world", "d": [1], "e": -2.5])
+        #expect(params.webpageURL == "https://example.org/docs")
+        let invalidate = try #require(daemon.requests.first { $0.method == .invalidate })
+        #expect(try invalidate.params(ActivityIDParams.self).id == "a1b2c3")
+    }
+
+    @Test func publishForADurationStopsByItself() async throws {
+        let daemon = try ScriptedDaemon()
+        defer { daemon.stop() }
+        let outcome = try await HandoffCtl.run([
+            "publish", "--socket", daemon.socketPath, "--type", "org.example.viewing", "--for", "0.3s",
+        ])
+        #expect(outcome.status == 0)
+        #expect(outcome.stdout.contains("Publishing org.example.viewing for 0.3s (Ctrl-C to stop)"))
+        let publish = try #require(daemon.requests.first { $0.method == .publish })
+        #expect(try publish.params(PublishParams.self).expiresIn == 0.3)
+        #expect(daemon.requests.contains { $0.method == .invalidate })
+    }
+
+    @Test func exportGroupsTheCodeForReadingAloud() async throws {
+        var state = ScriptedDaemon.State()
+        state.accounts = [AccountInfo(name: "alice", fingerprint: "3f2a91c0", owner: 1000)]
+        let daemon = try ScriptedDaemon(state)
+        defer { daemon.stop() }
+        let outcome = try await HandoffCtl.run(["account", "export", "alice", "--socket", daemon.socketPath])
+        #expect(outcome.status == 0)
+        #expect(
+            outcome.stdout == """
+                Export code for account alice:
+
+                    1000 G40R 40M3 0E20 9194 ADHF 8T1V
+                    2B3C 4D5E 6F7G 8H9J 0K1M 2N3P 4Q5R
+
+                On your other laptop run: handoffctl account import '\(ScriptedDaemon.sampleCode)'
+
+                """)
+    }
+
+    @Test func removeNeedsYesWithoutATerminal() async throws {
+        var state = ScriptedDaemon.State()
+        state.accounts = [AccountInfo(name: "alice", fingerprint: "3f2a91c0", owner: 1000)]
+        let daemon = try ScriptedDaemon(state)
+        defer { daemon.stop() }
+        let refused = try await HandoffCtl.run(["account", "remove", "alice", "--socket", daemon.socketPath])
+        #expect(refused.status == 1)
+        #expect(refused.stderr == "handoffctl: not removing account alice without confirmation: run with --yes\n")
+        #expect(!daemon.requests.contains { $0.method == .accountRemove })
+        let removed = try await HandoffCtl.run(["account", "remove", "alice", "--yes", "--socket", daemon.socketPath])
+        #expect(removed.status == 0)
+        #expect(removed.stdout == "Removed account alice.\n")
+        #expect(daemon.withState { $0.accounts.isEmpty })
+    }
+
+    @Test func pairCreatesAnAccountNamedAfterTheUserThenImportsOnTheOtherSide() async throws {
+        let first = try ScriptedDaemon()
+        defer { first.stop() }
+        let outcome = try await HandoffCtl.run(["pair", "--socket", first.socketPath], environment: ["USER": "carol"])
+        #expect(outcome.status == 0)
+        #expect(outcome.stdout.hasPrefix("Created account carol on this laptop.\n"))
+        #expect(outcome.stdout.contains("handoffctl pair '\(ScriptedDaemon.sampleCode)'"))
+
+        let second = try ScriptedDaemon()
+        defer { second.stop() }
+        let paired = try await HandoffCtl.run(["pair", ScriptedDaemon.sampleCode, "--socket", second.socketPath])
+        #expect(paired.status == 0)
+        #expect(paired.stdout.hasPrefix("Paired: this laptop now shares account imported"))
+        let request = try #require(second.requests.first { $0.method == .accountImport })
+        #expect(try request.params(AccountImportParams.self) == AccountImportParams(code: ScriptedDaemon.sampleCode))
+    }
+
+    @Test func pairReusesAnExistingAccount() async throws {
+        var state = ScriptedDaemon.State()
+        state.accounts = [AccountInfo(name: "alice", fingerprint: "3f2a91c0", owner: getuid())]
+        let daemon = try ScriptedDaemon(state)
+        defer { daemon.stop() }
+        let outcome = try await HandoffCtl.run(["pair", "--socket", daemon.socketPath])
+        #expect(outcome.stdout.hasPrefix("This laptop already has account alice.\n"))
+        #expect(!daemon.requests.contains { $0.method == .accountCreate })
+    }
+
+    @Test func doctorPassesOnAHealthyDaemon() async throws {
+        let daemon = try ScriptedDaemon()
+        defer { daemon.stop() }
+        let outcome = try await HandoffCtl.run(["doctor", "--socket", daemon.socketPath])
+        #expect(outcome.status == 0)
+        let lines = outcome.stdout.split(separator: "\n")
+        #expect(lines.count == 7)
+        #expect(lines.allSatisfy { $0.hasPrefix("✓ ") })
+    }
+
+    @Test func doctorExplainsWhatIsMissing() async throws {
+        var state = ScriptedDaemon.State()
+        state.status.adapter = nil
+        state.status.accounts = []
+        let daemon = try ScriptedDaemon(state)
+        defer { daemon.stop() }
+        let outcome = try await HandoffCtl.run(["doctor", "--socket", daemon.socketPath])
+        #expect(outcome.status == 1)
+        #expect(outcome.stdout.contains("✗ no Bluetooth adapter found — fix: "))
+        #expect(outcome.stdout.contains("✗ no account — fix: create one with: handoffctl pair\n"))
+
+        let down = try await HandoffCtl.run(["doctor", "--json", "--socket", "/nonexistent/handoffd.sock"])
+        #expect(down.status == 1)
+        let report = try JSONDecoder().decode(JSONValue.self, from: Data(down.stdout.utf8))
+        #expect(report.objectValue?["ok"] == false)
+        #expect(down.stdout.contains("start it with: systemctl start handoffd"))
+    }
+
+    @Test func watchPrintsEventsUntilTheDaemonGoesAway() async throws {
+        var state = ScriptedDaemon.State()
+        state.events = [
+            try WireFormat.event(.appeared, NearbyEvent(activity: sampleActivity())),
+            try WireFormat.event(.lost, NearbyEvent(activity: sampleActivity(type: nil))),
+        ]
+        state.closeAfterEvents = true
+        let daemon = try ScriptedDaemon(state)
+        defer { daemon.stop() }
+        let json = try await HandoffCtl.run(["watch", "--json", "--type", "org.example.viewing", "--socket", daemon.socketPath])
+        #expect(json.status == 1)
+        #expect(json.stdout == state.events.map { String(decoding: $0, as: UTF8.self) }.joined())
+        #expect(json.stderr.hasPrefix("handoffctl: handoffd closed the connection"))
+        let subscribe = try #require(daemon.requests.first { $0.method == .subscribe })
+        #expect(try subscribe.params(SubscribeParams.self).types == ["org.example.viewing"])
+
+        let text = try await HandoffCtl.run(["watch", "--socket", daemon.socketPath])
+        let lines = text.stdout.split(separator: "\n")
+        #expect(lines.count == 2)
+        #expect(lines.first?.hasSuffix("  appeared  0a0b0c0d  org.example.viewing  \"Docs\"") == true)
+        #expect(lines.last?.hasSuffix("  lost      0a0b0c0d  unknown type (hash deadbeef)  \"Docs\"") == true)
+    }
+}

@@ -1,0 +1,99 @@
+import Foundation
+import HandoffProtocol
+import Synchronization
+
+/// A fake daemon that answers every method from an in-memory state, for the
+/// `handoffctl` tests.
+final class ScriptedDaemon: Sendable {
+    struct State: Sendable {
+        var activities: [NearbyActivity] = []
+        var accounts: [AccountInfo] = []
+        var status = ScriptedDaemon.healthyStatus
+        /// Frames sent to a client right after it subscribes; then the connection closes when `closeAfterEvents`.
+        var events: [Data] = []
+        var closeAfterEvents = false
+    }
+
+    /// Holds the state where both the daemon's behavior and the tests reach it.
+    final class Box: Sendable {
+        let state: Mutex<State>
+        init(_ state: State) { self.state = Mutex(state) }
+    }
+
+    private let box: Box
+    let daemon: FakeDaemon
+
+    /// Reads or changes the state.
+    func withState<R: Sendable>(_ body: (inout State) -> R) -> R {
+        box.state.withLock { body(&$0) }
+    }
+
+    var socketPath: String { daemon.socketPath }
+    var requests: [FakeRequest] { daemon.requests }
+
+    init(_ initial: State = State()) throws {
+        let box = Box(initial)
+        self.box = box
+        daemon = try FakeDaemon { request, client in
+            ScriptedDaemon.answer(request, client, box.state)
+        }
+    }
+
+    func stop() { daemon.stop() }
+
+    static let healthyStatus = StatusResult(
+        daemon: "handoffd 0.1.0", adapter: "hci0", adapterAddress: "00:1A:7D:DA:71:13", radio: "scanning", scanning: true,
+        advertising: false, lastError: nil, accounts: ["alice"], nearbyCount: 1, clientCount: 2, localActivityCount: 0,
+        currentActivityType: nil, epochSeconds: 600, beaconsRecognized: 12, beaconsRejected: 3)
+
+    static let sampleCode = "1000-G40R-40M3-0E20-9194-ADHF-8T1V-2B3C-4D5E-6F7G-8H9J-0K1M-2N3P-4Q5R"
+
+    private static func answer(_ request: FakeRequest, _ client: FakeClient, _ state: borrowing Mutex<State>) {
+        do {
+            switch request.method {
+            case .hello:
+                client.answer(request, HelloResult(version: 1, daemon: "handoffd 0.1.0"))
+            case .list:
+                client.answer(request, ListResult(activities: state.withLock { $0.activities }))
+            case .status:
+                client.answer(request, state.withLock { $0.status })
+            case .publish:
+                _ = try request.params(PublishParams.self)
+                client.answer(request, PublishResult(id: "a1b2c3"))
+            case .update, .resign, .invalidate, .unsubscribe:
+                client.answer(request, EmptyResult())
+            case .subscribe:
+                client.answer(request, EmptyResult())
+                let (events, close) = state.withLock { ($0.events, $0.closeAfterEvents) }
+                for event in events { client.send(event) }
+                if close { client.close() }
+            case .accountCreate:
+                let name = try request.params(AccountNameParams.self).name
+                let info = AccountInfo(name: name, fingerprint: "3f2a91c0", owner: getuid())
+                state.withLock { $0.accounts.append(info) }
+                client.answer(request, info)
+            case .accountList:
+                client.answer(request, AccountListResult(accounts: state.withLock { $0.accounts }))
+            case .accountExport:
+                let name = try request.params(AccountNameParams.self).name
+                guard state.withLock({ $0.accounts.contains { $0.name == name } }) else {
+                    return client.fail(request, .notFound, "no account named \"\(name)\"")
+                }
+                client.answer(request, AccountExportResult(name: name, code: sampleCode))
+            case .accountImport:
+                let params = try request.params(AccountImportParams.self)
+                let info = AccountInfo(name: params.name ?? "imported", fingerprint: "3f2a91c0", owner: getuid())
+                state.withLock { $0.accounts.append(info) }
+                client.answer(request, info)
+            case .accountRemove:
+                let name = try request.params(AccountNameParams.self).name
+                state.withLock { $0.accounts.removeAll { $0.name == name } }
+                client.answer(request, EmptyResult())
+            }
+        } catch let error as ProtocolError {
+            client.send(WireFormat.error(id: request.id, error))
+        } catch {
+            client.fail(request, .internal, "\(error)")
+        }
+    }
+}
