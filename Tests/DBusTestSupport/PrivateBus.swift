@@ -42,14 +42,21 @@ public final class PrivateBus: Sendable {
         try config.write(toFile: "\(directory)/bus.conf", atomically: true, encoding: .utf8)
         var fds: [Int32] = [0, 0]
         guard pipe(&fds) == 0 else { throw TestFailure("pipe failed") }
+        // Close-on-exec, so that children spawned meanwhile by other tests do not hold it.
+        _ = fcntl(fds[0], F_SETFD, FD_CLOEXEC)
+        _ = fcntl(fds[1], F_SETFD, FD_CLOEXEC)
         defer { close(fds[0]) }
         let candidates = ["/usr/bin/dbus-daemon", "/bin/dbus-daemon"]
         let daemon = candidates.first { FileManager.default.isExecutableFile(atPath: $0) } ?? candidates[0]
+        // The daemon's own complaints (such as "Failed to set fd limit") go to a log
+        // beside the socket rather than into the test output.
+        let log = open("\(directory)/bus.log", O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        defer { if log >= 0 { close(log) } }
         do {
             process = try TestProcess(
                 daemon,
                 ["--config-file=\(directory)/bus.conf", "--nofork", "--nopidfile", "--nosyslog", "--print-address=3"],
-                extraDescriptors: [(fds[1], 3)])
+                stderr: log >= 0 ? log : nil, extraDescriptors: [(fds[1], 3)])
         } catch {
             close(fds[1])
             throw error

@@ -225,8 +225,24 @@ final class ConnectionCore: @unchecked Sendable {
     // MARK: Receiving (loop thread)
 
     private func handleIncoming(_ raw: OpaquePointer) -> DBusHandlerResult {
+        // Replies reach this filter only when no pending call wants them (a late
+        // reply to a cancelled or timed-out call): nothing to decode them for.
+        let type = dbus_message_get_type(raw)
+        guard type == CDBUS_MESSAGE_TYPE_SIGNAL || type == CDBUS_MESSAGE_TYPE_METHOD_CALL else {
+            return DBUS_HANDLER_RESULT_NOT_YET_HANDLED
+        }
         let message: DBusMessage
         do { message = try decoder.decode(raw) } catch {
+            // A call we cannot read still gets a precise answer (libdbus itself
+            // would reply UnknownMethod).
+            if type == CDBUS_MESSAGE_TYPE_METHOD_CALL, dbus_message_get_no_reply(raw) == 0, let connection,
+                let reply = dbus_message_new_error(
+                    raw, DBusError.Name.invalidArgs.rawValue, "cannot decode the arguments: \(error)")
+            {
+                dbus_connection_send(connection, reply, nil)
+                dbus_message_unref(reply)
+                return DBUS_HANDLER_RESULT_HANDLED
+            }
             return DBUS_HANDLER_RESULT_NOT_YET_HANDLED
         }
         switch message.kind {

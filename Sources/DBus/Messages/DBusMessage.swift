@@ -104,6 +104,12 @@ public struct DBusMessage: Sendable {
             try check(replySerial != nil && errorName != nil, "an error needs a reply serial and an error name")
         }
         for value in body { try value.validate() }
+        // The body's signature travels in a header field of type 'g': 255 bytes at
+        // most. libdbus does not check, and the message never arrives.
+        let length = signature.rawValue.utf8.count
+        try check(
+            length <= DBusSignature.maximumLength,
+            "the arguments' signature is \(length) bytes long; the maximum is \(DBusSignature.maximumLength)")
     }
 }
 

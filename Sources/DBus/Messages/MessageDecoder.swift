@@ -60,8 +60,16 @@ struct MessageDecoder {
         -> DBusValue
     {
         let actual = dbus_message_iter_get_arg_type(&iter)
-        guard actual == Int32(type.code.asciiValue!) || (actual == CDBUS_TYPE_DICT_ENTRY && type.code == "{")
-        else {
+        // The iterator names containers by their type codes, which for structs and
+        // dict entries ('r', 'e') differ from the characters that open them in a
+        // signature ('(', '{').
+        let expected: Int32 =
+            switch type {
+            case .structure: CDBUS_TYPE_STRUCT
+            case .dictEntry: CDBUS_TYPE_DICT_ENTRY
+            default: Int32(type.code.asciiValue!)
+            }
+        guard actual == expected else {
             throw .typeMismatch(
                 expected: type.signature, actual: String(UnicodeScalar(UInt8(truncatingIfNeeded: actual))),
                 context: "message body")

@@ -47,7 +47,11 @@ public struct DBusObjectPath: Sendable, Hashable, Comparable {
     /// The path one element longer: `/org` appending `bluez` gives `/org/bluez`.
     /// - Throws: `DBusError.invalidArgs` when `element` is not a valid path element.
     public func appending(_ element: String) throws(DBusError) -> DBusObjectPath {
-        try DBusObjectPath(rawValue == "/" ? "/" + element : rawValue + "/" + element)
+        // One element only: "a/b" would make a valid path, but not one element longer.
+        guard !element.isEmpty, element.utf8.allSatisfy(DBusNames.isPathElementByte) else {
+            throw DBusError(.invalidArgs, "'\(element)' is not a valid D-Bus object path element")
+        }
+        return DBusObjectPath(validated: rawValue == "/" ? "/" + element : rawValue + "/" + element)
     }
 
     /// True when `self` lies strictly below `ancestor` in the tree.

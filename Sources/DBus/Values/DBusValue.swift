@@ -161,7 +161,25 @@ extension DBusValue {
     /// stays within `maximumNesting`.
     /// - Throws: `DBusError.invalidArgs` describing the first problem.
     public func validate() throws(DBusError) {
+        // A dict entry exists only as an array element. On its own (a message
+        // argument, say) libdbus writes it without complaint, and the bus then
+        // drops the whole connection for sending an invalid message.
+        if case .dictEntry = self {
+            throw DBusError(.invalidArgs, "a dict entry can only be an array element")
+        }
+        try Self.checkSignature(of: type)
         try validate(depth: 0)
+    }
+
+    /// Checks that `type` written out is a valid signature: at most 255 bytes, and
+    /// at most 32 nested arrays and 32 nested structs. libdbus aborts the process
+    /// on a variant whose contents break these rules, and sends a struct that
+    /// breaks them, which makes the bus drop the connection.
+    private static func checkSignature(of type: DBusType) throws(DBusError) {
+        let text = type.signature
+        do { _ = try DBusSignature(text) } catch {
+            throw DBusError(.invalidArgs, "type '\(text.prefix(40))\(text.count > 40 ? "…" : "")': \(error)")
+        }
     }
 
     private func validate(depth: Int) throws(DBusError) {
@@ -200,6 +218,7 @@ extension DBusValue {
             try value.validate(depth: depth + 1)
         case .variant(let inner):
             if case .dictEntry = inner { throw DBusError(.invalidArgs, "a variant cannot hold a bare dict entry") }
+            try Self.checkSignature(of: inner.type)
             try inner.validate(depth: depth + 1)
         default:
             break

@@ -1,0 +1,89 @@
+import BlueZ
+import DBus
+import Logging
+
+/// Everything `handoffd` can be configured with, read from `handoffd.toml`.
+///
+/// Each property documents the TOML setting it comes from. Values are typed and
+/// already validated: a `DaemonConfiguration` obtained from ``parse(_:source:)``
+/// or ``load(from:)`` is always usable. ``defaults`` is what an absent file or
+/// an absent key means; the shipped `Config/handoffd.toml` lists the same values.
+public struct DaemonConfiguration: Sendable, Equatable {
+    // MARK: [bluetooth]
+
+    /// `[bluetooth] adapter`: "auto" (the first powered adapter), an interface
+    /// name such as "hci0", or an adapter address.
+    public var adapter: AdapterSelector
+    /// `[bluetooth] power_on`: switch the adapter on when it is off.
+    public var powerOnAdapter: Bool
+    /// `[bluetooth] company_id`: the Bluetooth SIG company identifier of the
+    /// beacon's manufacturer data (0xFFFF is the one reserved for testing).
+    public var companyID: UInt16
+    /// `[bluetooth] advertising_min_interval_ms` … `advertising_max_interval_ms`:
+    /// the advertising interval BlueZ is asked for, in milliseconds.
+    public var advertisingIntervalMilliseconds: ClosedRange<UInt32>
+
+    // MARK: [beacon]
+
+    /// `[beacon] epoch_seconds`: how long a beacon identity lasts before it
+    /// rotates. Every device of an account must use the same value.
+    public var epochSeconds: UInt32
+
+    // MARK: [nearby]
+
+    /// `[nearby] expiry_seconds`: a nearby activity is dropped this long after
+    /// its beacon was last seen.
+    public var nearbyExpiry: Duration
+    /// `[nearby] registry_cap`: the most nearby activities kept at once.
+    public var nearbyRegistryCap: Int
+
+    // MARK: [socket]
+
+    /// `[socket] path`: where the socket for local apps is created.
+    public var socketPath: String
+    /// `[socket] mode`: the socket's permission bits (parsed from an octal string).
+    public var socketMode: UInt16
+    /// `[socket] group`: the group the socket is given; nil leaves it as created.
+    public var socketGroup: String?
+    /// `[socket] max_clients`: the most clients connected at once.
+    public var maxClients: Int
+    /// `[socket] max_activities_per_client`: the most activities one client may advertise at once.
+    public var maxActivitiesPerClient: Int
+    /// `[socket] max_line_bytes`: the longest request line a client may send.
+    public var maxLineBytes: Int
+
+    // MARK: [accounts]
+
+    /// `[accounts] directory`: where account key files are kept.
+    public var accountsDirectory: String
+
+    // MARK: [log]
+
+    /// `[log] level`: the least severe message that is logged.
+    public var logLevel: Logger.Level
+
+    // MARK: [dbus]
+
+    /// `[dbus] bus`: "system", or the address of another bus (tests and the demo use a private one).
+    public var bus: DBusBusAddress
+
+    /// The value of every setting when the file does not mention it.
+    public static let defaults = DaemonConfiguration(
+        adapter: .automatic,
+        powerOnAdapter: true,
+        companyID: 0xFFFF,
+        advertisingIntervalMilliseconds: 100...150,
+        epochSeconds: 600,
+        nearbyExpiry: .seconds(45),
+        nearbyRegistryCap: 256,
+        socketPath: "/run/handoffd/handoffd.sock",
+        socketMode: 0o660,
+        socketGroup: "handoff",
+        maxClients: 64,
+        maxActivitiesPerClient: 16,
+        maxLineBytes: 16 * 1024,
+        accountsDirectory: "/var/lib/handoffd/accounts",
+        logLevel: .info,
+        bus: .system
+    )
+}

@@ -1,0 +1,200 @@
+#!/usr/bin/env bash
+# Installs handoffd and handoffctl with their systemd unit, sysusers entry,
+# configuration file and shell completions; with --uninstall, removes them.
+# Run by "make install" (which builds the release binaries first) and
+# "make uninstall", which pass:
+#   BIN_DIR  where the release build put handoffd and handoffctl (install only)
+#   PREFIX   installation prefix (default /usr/local)
+#   DESTDIR  staging root for packaging (default: empty, the live system)
+# Install never overwrites a configuration file that differs from the shipped
+# one: the new one goes next to it as handoffd.toml.new. Uninstall keeps a
+# changed configuration file, the state directory (account keys) and the
+# 'handoff' account, and says so.
+set -euo pipefail
+
+source_root=$(cd "$(dirname "$0")/.." && pwd)
+shipped_config="$source_root/Config/handoffd.toml"
+
+# MARK: Paths (the same for install and uninstall)
+#
+# systemd searches $PREFIX/lib/systemd/system and $PREFIX/lib/sysusers.d only
+# for PREFIX=/usr and PREFIX=/usr/local; any other prefix gets the /etc
+# directories, which are always searched. The configuration is always
+# /etc/handoffd/handoffd.toml: that is where handoffd looks.
+
+PREFIX=${PREFIX:-/usr/local}
+PREFIX=${PREFIX%/}
+DESTDIR=${DESTDIR:-}
+DESTDIR=${DESTDIR%/}
+
+case "$PREFIX" in
+/usr | /usr/local)
+    unit_dir="$DESTDIR$PREFIX/lib/systemd/system"
+    sysusers_dir="$DESTDIR$PREFIX/lib/sysusers.d"
+    ;;
+*)
+    unit_dir="$DESTDIR/etc/systemd/system"
+    sysusers_dir="$DESTDIR/etc/sysusers.d"
+    ;;
+esac
+
+bin_dir="$DESTDIR$PREFIX/bin"
+config_dir="$DESTDIR/etc/handoffd"
+config_file="$config_dir/handoffd.toml"
+bash_completion="$DESTDIR$PREFIX/share/bash-completion/completions/handoffctl"
+zsh_completion="$DESTDIR$PREFIX/share/zsh/site-functions/_handoffctl"
+fish_completion="$DESTDIR$PREFIX/share/fish/vendor_completions.d/handoffctl.fish"
+state_dir="$DESTDIR/var/lib/handoffd"
+
+# Whether this is the running system (not a DESTDIR staging tree) under systemd.
+live=false
+[[ -z "$DESTDIR" && -d /run/systemd/system ]] && live=true
+
+action=install
+step() { printf '%s: %s\n' "$action" "$*"; }
+
+# MARK: Uninstall
+
+uninstall() {
+    remove() {
+        if [[ -e "$1" || -L "$1" ]]; then
+            rm -f "$1"
+            step "removed $1"
+        else
+            step "$1 was not there"
+        fi
+    }
+
+    if $live && systemctl cat handoffd.service >/dev/null 2>&1; then
+        systemctl disable --now handoffd.service 2>/dev/null || true
+        step "stopped and disabled handoffd.service"
+    fi
+
+    remove "$bin_dir/handoffd"
+    remove "$bin_dir/handoffctl"
+    remove "$unit_dir/handoffd.service"
+    remove "$sysusers_dir/handoffd.conf"
+    remove "$bash_completion"
+    remove "$zsh_completion"
+    remove "$fish_completion"
+
+    if [[ -e "$config_file.new" ]]; then
+        if cmp -s "$shipped_config" "$config_file.new"; then
+            remove "$config_file.new"
+        else
+            step "kept $config_file.new: it is not the file this version ships"
+        fi
+    fi
+    if [[ -e "$config_file" ]]; then
+        if cmp -s "$shipped_config" "$config_file"; then
+            remove "$config_file"
+        else
+            step "kept $config_file: it was changed (delete it yourself if you no longer want it)"
+        fi
+    fi
+    rmdir "$config_dir" 2>/dev/null && step "removed $config_dir" || true
+
+    if [[ -d "$state_dir" ]]; then
+        step "kept $state_dir: it holds the account keys (delete it yourself to forget them)"
+    fi
+    if $live; then
+        systemctl daemon-reload
+        step "systemctl daemon-reload"
+    fi
+    if [[ -z "$DESTDIR" ]] && getent passwd handoff >/dev/null; then
+        step "kept the system account 'handoff' (remove it with: userdel handoff; groupdel handoff)"
+    fi
+    step "done"
+}
+
+# MARK: Install
+
+install_all() {
+    : "${BIN_DIR:?BIN_DIR must name the directory holding the release build of handoffd and handoffctl}"
+
+    for binary in handoffd handoffctl; do
+        [[ -x "$BIN_DIR/$binary" ]] || {
+            step "$BIN_DIR/$binary is missing: build it first (make install does)" >&2
+            exit 1
+        }
+    done
+
+    # Binaries, without their DWARF debug information (a third of their size);
+    # the symbols stay, so crash backtraces still name functions.
+    for binary in handoffd handoffctl; do
+        install -D -m 0755 "$BIN_DIR/$binary" "$bin_dir/$binary"
+        if command -v "${STRIP:-strip}" >/dev/null; then
+            "${STRIP:-strip}" --strip-debug "$bin_dir/$binary"
+        fi
+        step "$bin_dir/$binary"
+    done
+
+    # The unit: ExecStart follows PREFIX.
+    unit_text=$(sed "s|^ExecStart=/usr/local/bin/handoffd\$|ExecStart=$PREFIX/bin/handoffd|" "$source_root/systemd/handoffd.service")
+    grep -qx "ExecStart=$PREFIX/bin/handoffd" <<<"$unit_text" \
+        || { step "could not set ExecStart in systemd/handoffd.service" >&2; exit 1; }
+    install -d -m 0755 "$unit_dir"
+    printf '%s\n' "$unit_text" > "$unit_dir/handoffd.service"
+    chmod 0644 "$unit_dir/handoffd.service"
+    step "$unit_dir/handoffd.service (ExecStart=$PREFIX/bin/handoffd)"
+
+    # The system account.
+    install -D -m 0644 "$source_root/systemd/handoffd.sysusers.conf" "$sysusers_dir/handoffd.conf"
+    step "$sysusers_dir/handoffd.conf"
+
+    # The configuration: kept when the administrator changed it.
+    install -d -m 0755 "$config_dir"
+    if [[ ! -e "$config_file" ]]; then
+        install -m 0644 "$shipped_config" "$config_file"
+        step "$config_file"
+    elif cmp -s "$shipped_config" "$config_file"; then
+        rm -f "$config_file.new"
+        step "$config_file (unchanged)"
+    else
+        install -m 0644 "$shipped_config" "$config_file.new"
+        step "$config_file differs from the shipped one and is kept;" \
+            "the new one is $config_file.new: compare them and merge by hand"
+    fi
+
+    # Shell completions, generated by handoffctl itself.
+    declare -A completion_paths=(
+        [bash]="$bash_completion"
+        [zsh]="$zsh_completion"
+        [fish]="$fish_completion"
+    )
+    for shell in bash zsh fish; do
+        target=${completion_paths[$shell]}
+        scratch=$(mktemp)
+        if "$BIN_DIR/handoffctl" --generate-completion-script "$shell" > "$scratch" 2>/dev/null && [[ -s "$scratch" ]]; then
+            install -D -m 0644 "$scratch" "$target"
+            step "$target"
+        else
+            step "skipped the $shell completion: 'handoffctl --generate-completion-script $shell' failed" \
+                "(is handoffctl complete yet?)" >&2
+        fi
+        rm -f "$scratch"
+    done
+
+    # Make the live system pick it all up.
+    if $live; then
+        systemd-sysusers "$sysusers_dir/handoffd.conf"
+        step "systemd-sysusers: account 'handoff' present"
+        systemctl daemon-reload
+        step "systemctl daemon-reload"
+        if systemctl --quiet is-active handoffd.service; then
+            step "handoffd is running the old binary: systemctl restart handoffd"
+        else
+            step "start it with: systemctl enable --now handoffd"
+        fi
+        step "let a user use Handoff with: usermod -aG handoff USER (then log in again)"
+    elif [[ -z "$DESTDIR" ]]; then
+        step "systemd is not running: skipped systemd-sysusers and systemctl daemon-reload"
+    fi
+    step "done"
+}
+
+case "${1:-}" in
+"") install_all ;;
+--uninstall) action=uninstall; uninstall ;;
+*) echo "usage: $0 [--uninstall]" >&2; exit 2 ;;
+esac
