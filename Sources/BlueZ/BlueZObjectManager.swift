@@ -41,37 +41,44 @@ public final class BlueZObjectManager: Sendable {
 
     public let connection: DBusConnection
     private let state = Mutex(State())
-    private let tasks = Mutex<(signals: DBusSignalHandler?, owner: Task<Void, Never>?)>((nil, nil))
+    private let tasks = Mutex<(signals: DBusSignalHandler?, owner: DBusSignalHandler?)>((nil, nil))
+    private let loading = SnapshotLoads()
 
     private init(connection: DBusConnection) {
         self.connection = connection
     }
 
     /// Subscribes, loads the tree if bluetoothd is present, and follows it from then on.
+    ///
+    /// Owner changes of `org.bluez` are handled synchronously on the connection's
+    /// thread, in bus order with bluetoothd's own signals, so an `InterfacesAdded`
+    /// from a freshly started bluetoothd is never lost to a late reset.
     public static func start(on connection: DBusConnection) async throws -> BlueZObjectManager {
         let manager = BlueZObjectManager(connection: connection)
+        let ownerRule = DBusMatchRule(
+            sender: DBusConnection.busName, interface: DBusConnection.busInterface, member: "NameOwnerChanged",
+            path: DBusConnection.busPath, arguments: [0: BlueZ.serviceName])
+        let owners = try await connection.addSignalHandler(matching: ownerRule) { [weak manager] message in
+            guard message.body.count == 3, case .string(let new) = message.body[2] else { return }
+            manager?.ownerChanged(to: new.isEmpty ? nil : new)
+        }
         let handler = try await connection.addSignalHandler(matching: DBusMatchRule(sender: BlueZ.serviceName)) {
             [weak manager] message in manager?.apply(message)
         }
-        let owners = try await connection.nameOwnerChanges(of: BlueZ.serviceName)
-        var iterator = owners.makeAsyncIterator()
-        let initialOwner = try await iterator.next() ?? nil
-        await manager.ownerChanged(to: initialOwner)
-        let task = Task { [weak manager] in
-            while let next = try? await iterator.next() {
-                guard let manager else { return }
-                await manager.ownerChanged(to: next)
-            }
+        manager.tasks.withLock { $0 = (handler, owners) }
+        let current = try await connection.nameOwner(of: BlueZ.serviceName)
+        if let current, manager.state.withLock({ $0.owner == nil }) {
+            manager.ownerChanged(to: current)
         }
-        manager.tasks.withLock { $0 = (handler, task) }
+        await manager.loading.wait()
         return manager
     }
 
     /// Stops following bluetoothd. Observers get nothing more.
     public func stop() {
-        let (handler, task) = tasks.withLock { ($0.signals, $0.owner) }
+        let (handler, owners) = tasks.withLock { ($0.signals, $0.owner) }
         handler?.cancel()
-        task?.cancel()
+        owners?.cancel()
         state.withLock {
             $0.stopped = true
             $0.observers.removeAll()
@@ -79,9 +86,9 @@ public final class BlueZObjectManager: Sendable {
     }
 
     deinit {
-        let (handler, task) = tasks.withLock { ($0.signals, $0.owner) }
+        let (handler, owners) = tasks.withLock { ($0.signals, $0.owner) }
         handler?.cancel()
-        task?.cancel()
+        owners?.cancel()
     }
 
     // MARK: Reading the tree
@@ -149,19 +156,32 @@ public final class BlueZObjectManager: Sendable {
 
     // MARK: Applying changes
 
-    private func ownerChanged(to owner: String?) async {
+    /// A new owner of org.bluez (or none). Runs on the connection's thread.
+    private func ownerChanged(to owner: String?) {
         let previous = state.withLock { state -> String? in
             let previous = state.owner
+            guard owner != previous else { return previous }
             state.owner = owner
-            if owner != previous { state.objects.removeAll() }
+            state.objects.removeAll()
             return previous
         }
-        if previous != nil && owner != previous { notify([.serviceVanished]) }
-        guard let owner, owner != previous else { return }
+        guard owner != previous else { return }
+        if previous != nil { notify([.serviceVanished]) }
+        guard let owner else { return }
+        loading.begin()
+        Task { [weak self] in
+            await self?.loadSnapshot(of: owner)
+            self?.loading.end()
+        }
+    }
+
+    /// Merges `GetManagedObjects` of `owner` into the tree (objects announced by
+    /// signals meanwhile stay), then announces the service.
+    private func loadSnapshot(of owner: String) async {
         let snapshot: [DBusObjectPath: Interfaces]
         do {
             let reply = try await connection.call(
-                destination: BlueZ.serviceName, path: BlueZ.rootPath, interface: "org.freedesktop.DBus.ObjectManager",
+                destination: owner, path: BlueZ.rootPath, interface: "org.freedesktop.DBus.ObjectManager",
                 member: "GetManagedObjects")
             guard let value = reply.body.first, reply.body.count == 1, let parsed = Self.parseManagedObjects(value)
             else { return }
@@ -173,7 +193,8 @@ public final class BlueZObjectManager: Sendable {
             guard state.owner == owner, !state.stopped else { return nil }
             var events: [Event] = []
             for (path, interfaces) in snapshot.sorted(by: { $0.key < $1.key }) {
-                state.objects[path, default: [:]].merge(interfaces) { old, new in old.merging(new) { _, n in n } }
+                // The snapshot is at least as new as every signal received before its reply.
+                state.objects[path, default: [:]].merge(interfaces) { old, new in old.merging(new) { _, snapshot in snapshot } }
                 events.append(.interfacesAdded(path, interfaces))
             }
             return events
@@ -258,5 +279,33 @@ public final class ObserverToken: Sendable {
             return action
         }
         action?()
+    }
+}
+
+/// Lets `start` wait until the first snapshot is in, without blocking a thread.
+private final class SnapshotLoads: Sendable {
+    private let state = Mutex<(pending: Int, waiters: [CheckedContinuation<Void, Never>])>((0, []))
+
+    func begin() { state.withLock { $0.pending += 1 } }
+
+    func end() {
+        let waiters = state.withLock { state -> [CheckedContinuation<Void, Never>] in
+            state.pending -= 1
+            guard state.pending == 0 else { return [] }
+            defer { state.waiters.removeAll() }
+            return state.waiters
+        }
+        for waiter in waiters { waiter.resume() }
+    }
+
+    func wait() async {
+        await withCheckedContinuation { continuation in
+            let ready = state.withLock { state in
+                if state.pending == 0 { return true }
+                state.waiters.append(continuation)
+                return false
+            }
+            if ready { continuation.resume() }
+        }
     }
 }

@@ -255,15 +255,16 @@ public actor LERadio {
             logger.info("using adapter \(chosen.interfaceName) (\(chosen.address))")
         }
         adapter = chosen
-        guard chosen.powered else {
+        if !chosen.powered {
             scanning = false
-            if configuration.powerOnAdapter && poweringOn != chosen.path {
-                poweringOn = chosen.path
-                logger.info("powering on \(chosen.interfaceName)")
-                try await Adapter1.setPowered(true, adapter: chosen.path, on: connection)
+            guard configuration.powerOnAdapter && poweringOn != chosen.path else {
+                transition(to: .adapterOff(chosen.interfaceName))
+                return
             }
-            transition(to: .adapterOff(chosen.interfaceName))
-            return
+            poweringOn = chosen.path
+            logger.info("powering on \(chosen.interfaceName)")
+            // A successful write means it is on, even if our mirror has not caught up yet.
+            try await Adapter1.setPowered(true, adapter: chosen.path, on: connection)
         }
         poweringOn = nil
         if !scanning || !chosen.discovering {
