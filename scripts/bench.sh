@@ -4,7 +4,8 @@
 # figure to docs/BENCHMARKS.md.
 #
 # Environment (all optional):
-#   BENCH_SECONDS       length of each throughput run (default 3)
+#   BENCH_SECONDS       length of each throughput run (default 2.5)
+#   BENCH_ROUNDS        runs of each throughput scenario; the best is kept (default 2)
 #   BENCH_IDLE_SECONDS  length of each idle measurement (default 5)
 #   BENCH_OUT           where to write (default docs/BENCHMARKS.md)
 #   SWIFT, SWIFT_FLAGS  as in the Makefile (e.g. SWIFT_FLAGS="--scratch-path .build-x")
@@ -15,7 +16,8 @@ cd "$(dirname "$0")/.."
 
 SWIFT=${SWIFT:-swift}
 read -r -a swift_flags <<<"${SWIFT_FLAGS:-}"
-run_seconds=${BENCH_SECONDS:-3}
+run_seconds=${BENCH_SECONDS:-2.5}
+rounds=${BENCH_ROUNDS:-2}
 idle_seconds=${BENCH_IDLE_SECONDS:-5}
 out=${BENCH_OUT:-docs/BENCHMARKS.md}
 python=/usr/bin/python3
@@ -92,8 +94,9 @@ DBUS_SESSION_BUS_ADDRESS=$(head -1 "$work/address")
 say "private bus at $DBUS_SESSION_BUS_ADDRESS"
 
 # --- Throughput: DBusBench against python3-dbus ----------------------------------------------
-say "calls and signals, ${run_seconds} s per run"
-start "$work/report.md" /dev/stderr "$bin/DBusBench" report --peer "$peer" --python "$python" --seconds "$run_seconds"
+say "calls and signals: ${rounds} rounds, ${run_seconds} s per run"
+start "$work/report.md" /dev/stderr "$bin/DBusBench" report --peer "$peer" --python "$python" \
+    --seconds "$run_seconds" --rounds "$rounds"
 if wait "$started_pid" && [[ -s "$work/report.md" ]]; then
     dbus_section=$(cat "$work/report.md")
 else
@@ -142,15 +145,14 @@ if command -v strace >/dev/null; then
                     calls[$1]++; count[$1, call]++; if (!((call, $1) in seen)) { seen[call, $1] = 1; list[$1] = list[$1] " " call }
                 }
                 END {
-                    print "| thread | syscalls completed while attached | which |"
-                    print "|---|---:|---|"
                     for (tid in name) {
                         detail = ""
                         n = split(list[tid], names, " ")
                         for (i = 1; i <= n; i++) detail = detail (i > 1 ? ", " : "") names[i] " ×" count[tid, names[i]]
                         print "| " tid " " name[tid] " | " calls[tid] " | " detail " |"
                     }
-                }' "$work/threads.txt" "$work/trace.txt")
+                }' "$work/threads.txt" "$work/trace.txt" | sort -t' ' -k2,2n)
+            strace_table=$'| thread | syscalls completed while attached | which |\n|---|---:|---|\n'"$strace_table"
         else
             strace_table="strace could not attach: $(head -3 "$work/strace.err")"
         fi

@@ -159,9 +159,13 @@ public final class DBusConnection: Sendable {
         }
     }
 
+    /// The timeout in libdbus's terms: at least 1 ms, and at most `Int32.max`, which
+    /// libdbus takes as "no timeout". Never traps, however large the duration.
     static func milliseconds(_ duration: Duration) -> Int32 {
         let (seconds, attoseconds) = duration.components
-        let ms = seconds * 1000 + attoseconds / 1_000_000_000_000_000
+        let (scaled, overflow) = seconds.multipliedReportingOverflow(by: 1000)
+        let (ms, carry) = scaled.addingReportingOverflow(attoseconds / 1_000_000_000_000_000)
+        if overflow || carry { return seconds < 0 ? 1 : .max }
         return Int32(clamping: max(1, ms))
     }
 }
