@@ -12,7 +12,7 @@ SWIFT_FLAGS ?=
 # Build: libdbus and BlueZ headers. Tests and benchmarks: a real dbus-daemon,
 # python3-dbus as an independent D-Bus peer, strace for the idle-wakeup count.
 APT_PACKAGES := pkg-config libdbus-1-dev libbluetooth-dev \
-                dbus-daemon dbus-bin python3 python3-dbus python3-gi strace
+                dbus-daemon dbus-bin python3 python3-dbus python3-gi strace systemd
 
 .PHONY: all deps build test check bench fuzz demo clean
 
