@@ -11,7 +11,7 @@ import Foundation
 ///
 ///     try await TestBus.run { t in
 ///         let a = try await t.connect()
-///         let peer = try t.startPeer(script, ["server", "org.handoff.TestPeer"])
+///         let peer = try t.startPython(script, ["server", "org.handoff.TestPeer"])
 ///         try await peer.waitForName("org.handoff.TestPeer", on: a)
 ///     }
 public final class TestBus: @unchecked Sendable {

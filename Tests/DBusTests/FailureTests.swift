@@ -33,6 +33,32 @@ import Testing
         }
     }
 
+    /// Any timeout is accepted: zero and negative ones mean "at once", huge ones
+    /// "as long as it takes" (libdbus's longest), and none of them traps.
+    @Test func extremeTimeoutsAreClamped() async throws {
+        try await TestBus.run { t in
+            let client = try await t.connect()
+            func getID(_ timeout: Duration) async throws -> String {
+                try await client.call(
+                    destination: DBusConnection.busName, path: DBusConnection.busPath, interface: DBusConnection.busInterface,
+                    member: "GetId", timeout: timeout
+                ).decode(String.self)
+            }
+            for timeout: Duration in [.seconds(Int64.max), .milliseconds(Int64.max), .seconds(1_000_000_000)] {
+                #expect(try await getID(timeout).count == 32)
+            }
+            // The shortest timeout (1 ms) may or may not beat the bus's answer; either
+            // way the call ends with the answer or NoReply.
+            for timeout: Duration in [.seconds(Int64.min), .zero, .nanoseconds(-1)] {
+                do {
+                    #expect(try await getID(timeout).count == 32)
+                } catch let error as DBusError {
+                    #expect(error.is(.noReply), "\(error)")
+                }
+            }
+        }
+    }
+
     @Test func errorsFromPythonKeepTheirNameAndMessage() async throws {
         try await TestBus.run { t in
             let client = try await t.connect()
@@ -235,14 +261,11 @@ import Testing
     }
 
     @Test func connectingWhereNoBusListensFails() async throws {
-        // Inside TestBus.run only so that it stays out of ThreadTests' way.
-        try await TestBus.run { _ in
-            let error = await #expect(throws: DBusError.self) {
-                _ = try await DBusConnection.connect(to: .address("unix:path=/nonexistent/handoff-no-bus"))
-            }
-            #expect(error?.name.hasPrefix("org.freedesktop.DBus.Error.") == true)
-            await #expect(throws: DBusError.self) { _ = try await DBusConnection.connect(to: .address("not an address")) }
+        let error = await #expect(throws: DBusError.self) {
+            _ = try await DBusConnection.connect(to: .address("unix:path=/nonexistent/handoff-no-bus"))
         }
+        #expect(error?.name.hasPrefix("org.freedesktop.DBus.Error.") == true)
+        await #expect(throws: DBusError.self) { _ = try await DBusConnection.connect(to: .address("not an address")) }
     }
 }
 
