@@ -127,7 +127,10 @@ let package = Package(
             resources: [.copy("Vectors")]
         ),
         .testTarget(name: "HandoffProtocolTests", dependencies: ["HandoffProtocol"]),
-        .testTarget(name: "HandoffDaemonTests", dependencies: ["HandoffDaemon", "HandoffProtocol", "HandoffCore"]),
+        .testTarget(
+            name: "HandoffDaemonTests",
+            dependencies: ["HandoffDaemon", "HandoffProtocol", "HandoffCore", "DBusTestSupport"]
+        ),
         .testTarget(name: "HandoffKitTests", dependencies: ["HandoffKit", "HandoffProtocol"]),
         .testTarget(
             name: "SystemTests",

@@ -60,6 +60,9 @@ public actor HandoffDaemon {
         }
     }
 
+    /// Answers as soon as the actor runs it: the watchdog's proof that the daemon's queue is not stuck.
+    public func isResponsive() -> Bool { true }
+
     /// Takes everything off the air and tells every client goodbye.
     public func shutDown() async {
         rotationTimer?.cancel()

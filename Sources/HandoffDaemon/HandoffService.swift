@@ -61,13 +61,22 @@ public struct HandoffService: Service {
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { await radio.run() }
             group.addTask { await daemon.run() }
-            group.addTask { try await server.run() }
-            group.addTask { await reloadOnHangup(daemon: daemon, notifier: notifier) }
-            if notifier.watchdogInterval != nil {
-                group.addTask { await notifier.runWatchdog() }
+            let socketPath = configuration.socketPath
+            group.addTask {
+                try await server.run {
+                    // READY=1 only once clients can connect: Type=notify units order on it.
+                    try? notifier.ready(status: "serving \(socketPath)")
+                    logger.notice("handoffd \(HandoffDaemon.version) ready")
+                }
             }
-            try? notifier.ready(status: "serving \(configuration.socketPath)")
-            logger.notice("handoffd \(HandoffDaemon.version) ready")
+            group.addTask { await reloadOnHangup(daemon: daemon, notifier: notifier) }
+            if let interval = notifier.watchdogInterval {
+                group.addTask {
+                    await notifier.runWatchdog {
+                        await Self.isHealthy(daemon: daemon, bus: bus, within: interval / 4)
+                    }
+                }
+            }
             // Runs until a part fails (the socket cannot be bound, …) or a graceful shutdown begins.
             group.addTask { try? await gracefulShutdown() }
             var failure: (any Error)?
@@ -100,6 +109,22 @@ public struct HandoffService: Service {
                 logger.error("reload failed, keeping the old configuration: \(error)")
             }
             try? notifier.ready(status: "serving \(configuration.socketPath)")
+        }
+    }
+
+    /// The watchdog's health check: the daemon actor answers (its queue is not stuck behind a hung
+    /// call), and the D-Bus connection's event loop still gets replies from the bus. A failed check
+    /// skips one ping; systemd restarts handoffd only after a whole interval without one.
+    static func isHealthy(daemon: HandoffDaemon, bus: DBusConnection, within limit: Duration) async -> Bool {
+        guard await daemon.isResponsive() else { return false }
+        let ping = DBusMessage.methodCall(
+            destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus",
+            interface: "org.freedesktop.DBus.Peer", member: "Ping")
+        do {
+            _ = try await bus.call(ping, timeout: limit)
+            return true
+        } catch {
+            return false
         }
     }
 

@@ -14,10 +14,10 @@ final class DaemonProcess: @unchecked Sendable {
     let logPath: String
     let process: TestProcess
 
-    /// Starts handoffd and waits until its socket accepts connections.
+    /// Starts handoffd and, unless `waitForSocket` is false, waits until its socket accepts connections.
     init(
         bus: PrivateBus, name: String, adapter: String, epochSeconds: Int = 600, expirySeconds: Int = 3,
-        extraSocketSettings: String = ""
+        extraSocketSettings: String = "", extraEnvironment: [String: String] = [:], waitForSocket: Bool = true
     ) async throws {
         self.name = name
         directory = "\(bus.directory)/\(name)"
@@ -51,7 +51,8 @@ final class DaemonProcess: @unchecked Sendable {
         process = try TestProcess(
             try BuiltProducts.path(of: "handoffd"),
             ["--config", configPath, "--epoch-seconds", "\(epochSeconds)", "--expiry-seconds", "\(expirySeconds)"],
-            environment: bus.environment, stdout: log, stderr: log)
+            environment: bus.environment.merging(extraEnvironment) { $1 }, stdout: log, stderr: log)
+        guard waitForSocket else { return }
         try await eventually(within: .seconds(20)) { [socket, process] in
             guard process.isRunning else { throw TestFailure("handoffd \(name) exited during start-up") }
             return (try? WireClient(socket: socket)) != nil

@@ -36,9 +36,14 @@ public final class SocketServer: Sendable {
     }
 
     /// Binds the socket and serves until the task is cancelled; removes the socket file on the way out.
-    public func run() async throws {
+    ///
+    /// - Parameter listening: called once, after the socket is bound and has its mode and group, and
+    ///   before the first connection is accepted. handoffd tells systemd it is ready from here, so
+    ///   `systemctl start handoffd` returns only when clients can connect.
+    public func run(listening: @Sendable () async -> Void = {}) async throws {
         let server = try await bind()
         defer { unlink(options.path) }
+        await listening()
         try await withThrowingDiscardingTaskGroup { group in
             try await withTaskCancellationHandler {
                 try await server.executeThenClose { connections in
