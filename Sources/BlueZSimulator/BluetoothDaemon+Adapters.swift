@@ -37,6 +37,7 @@ extension BluetoothDaemon {
     func removeAdapter(_ name: String) async throws(DBusError) {
         let adapter = try self.adapter(name)
         if flood?.adapter == name { stopFlood() }
+        dropGatt(of: adapter)
         for advertisement in adapter.advertisements {
             if advertisement.state == .active { release(advertisement) }
             remove(advertisement, from: adapter, announce: false)
@@ -92,6 +93,7 @@ extension BluetoothDaemon {
     func powerDown(_ adapter: SimulatedAdapter, publish publishPowered: Bool) {
         adapter.appliedPowered = false
         if flood?.adapter == adapter.name { stopFlood() }
+        dropLinks(of: adapter)
         var values: [String: DBusValue] = [:]
         if adapter.switches.current.discoverable {
             adapter.switches.update { $0.discoverable = false }

@@ -17,6 +17,7 @@ extension BluetoothDaemon {
     /// Sends one report of `advertisement` to every adapter scanning now.
     func transmit(_ advertisement: RegisteredAdvertisement, from adapter: SimulatedAdapter) {
         guard running, adapter.switches.powered, advertisement.state == .active else { return }
+        advertiserHeard(advertisement, from: adapter)
         let report = report(of: advertisement, from: adapter)
         for name in adapterOrder where name != adapter.name {
             guard let scanner = adapters[name], scanner.discovering else { continue }
@@ -106,7 +107,7 @@ extension BluetoothDaemon {
 
     /// Exports a device object: InterfacesAdded with its first values.
     func export(_ device: RemoteDevice) {
-        let interface = device.makeInterface(methods: RemoteDevice.methods())
+        let interface = device.makeInterface(methods: deviceMethods(for: device))
         let box = device.box
         let path = device.path
         let connection = self.connection
@@ -224,6 +225,7 @@ extension BluetoothDaemon {
     /// (Re)starts the device's TemporaryTimeout, as every report does.
     func startTemporaryTimer(_ device: RemoteDevice, on scanner: SimulatedAdapter) {
         device.temporaryTimer?.cancel()
+        guard device.temporary else { return }
         device.temporaryGeneration += 1
         let generation = device.temporaryGeneration
         let name = scanner.name
@@ -238,7 +240,7 @@ extension BluetoothDaemon {
 
     func temporaryTimeoutFired(on name: String, address: DeviceAddress, generation: UInt64) async {
         guard running, let scanner = adapters[name], let device = scanner.devices[address],
-            device.temporaryGeneration == generation
+            device.temporaryGeneration == generation, device.temporary, gatt.link(of: device) == nil
         else { return }
         log.info("\(name): device \(address) not seen for \(configuration.temporaryTimeout); removed")
         if device.isFlood { flood?.devices.removeAll { $0 == address } }
@@ -251,6 +253,7 @@ extension BluetoothDaemon {
         device.temporaryTimer?.cancel()
         device.temporaryTimer = nil
         guard scanner.devices.removeValue(forKey: device.address) != nil else { return }
+        forgetGatt(of: device)
         let box = device.box
         writer.enqueue { await box.unexport() }
         stats.update { $0.devicesRemoved += 1 }

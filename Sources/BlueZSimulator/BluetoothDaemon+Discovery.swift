@@ -63,6 +63,7 @@ extension BluetoothDaemon {
         }
         guard adapter.switches.powered else { throw BlueZError.notReady() }
         if device.isFlood { flood?.devices.removeAll { $0 == device.address } }
+        dropLink(of: device)
         removeDevice(device, from: adapter)
         await writer.flush()
     }
@@ -111,7 +112,7 @@ extension BluetoothDaemon {
     /// devices that are not connectable go at once; the others lose RSSI and
     /// TxPower and stay until TemporaryTimeout.
     func discoveryCleanup(_ adapter: SimulatedAdapter) {
-        for device in Array(adapter.devices.values) {
+        for device in Array(adapter.devices.values) where device.temporary {
             if !device.connectable {
                 removeDevice(device, from: adapter)
                 continue

@@ -3,7 +3,7 @@ import DBus
 extension BluetoothDaemon {
     /// The adapter object's two interfaces, with handlers that call back into this actor.
     func makeInterfaces(for adapter: SimulatedAdapter) -> [DBusInterface] {
-        [makeAdapterInterface(adapter), makeAdvertisingInterface(adapter)]
+        [makeAdapterInterface(adapter), makeAdvertisingInterface(adapter), makeGattManagerInterface(adapter)]
     }
 
     private func makeAdapterInterface(_ adapter: SimulatedAdapter) -> DBusInterface {

@@ -36,6 +36,8 @@ actor BluetoothDaemon {
     var nextID: UInt64 = 1
     var random = SystemRandomNumberGenerator()
     var flood: FloodRun?
+    /// GATT applications, LE links and remote GATT objects (BluetoothDaemon+Gatt*.swift).
+    let gatt = GattState()
     private var background: [Task<Void, Never>] = []
     let settingChanges: AsyncStream<SettingChange>.Continuation
     private let settingStream: AsyncStream<SettingChange>
@@ -178,6 +180,7 @@ actor BluetoothDaemon {
                 changed = true
             }
         }
+        if gattClientVanished(owner) { changed = true }
         if changed { await writer.flush() }
     }
 

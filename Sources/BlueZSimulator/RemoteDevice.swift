@@ -30,6 +30,10 @@ final class RemoteDevice {
     var connectable = false
     /// Made by `StartFlood` rather than heard on the air.
     var isFlood = false
+    /// "random" for advertisers heard on the air; "public" for a central that connected in.
+    var addressType = "random"
+    /// Temporary devices expire after `TemporaryTimeout`; Connect makes a device permanent.
+    var temporary = true
     /// Fires `TemporaryTimeout` after the last report.
     var temporaryTimer: Task<Void, Never>?
     var temporaryGeneration: UInt64 = 0
@@ -89,7 +93,7 @@ final class RemoteDevice {
     func makeInterface(methods: [DBusMethod]) -> DBusInterface {
         var properties: [DBusProperty] = [
             DBusProperty("Address", address.description, changeSignal: .const),
-            DBusProperty("AddressType", "random", changeSignal: .const),
+            DBusProperty("AddressType", addressType, changeSignal: .const),
         ]
         /// Report-driven properties: the daemon emits their PropertiesChanged
         /// itself, because bluetoothd re-sends unchanged ManufacturerData under DuplicateData.

@@ -32,6 +32,22 @@ public struct SimulatorConfiguration: Sendable {
     public var dropRate = 0.0
     /// The system name adapters take (bluetoothd's Name; adapters after the first get " #N").
     public var systemName = "handoff-sim"
+    /// The ATT MTU of every LE connection: what both bluetoothds offer by default
+    /// (main.conf `ExchangeMTU`, 517), so what they agree on. 23 … 517.
+    public var attMTU: UInt16 = 517
+    /// How long `Device1.Connect` waits for a connectable advertisement from the
+    /// device before it fails with `org.bluez.Error.Failed` "le-connection-abort-by-local".
+    /// nil (the default) waits like bluetoothd 5.66 with the kernel's passive-scan
+    /// connect: with no connectable advertiser, Connect never answers (the caller
+    /// gets NoReply from the bus) until Disconnect cancels it.
+    public var connectTimeout: Duration?
+    /// ATT bearers per LE connection (main.conf `[GATT] Channels`, default 3, so
+    /// EATT). Notifications are spread over the bearers and can arrive out of
+    /// order, as seen on the VM rig; 1 delivers them in order.
+    public var attChannels = 3
+    /// How long `Device1.Disconnect` takes: bluetoothd 5.66 drops the link
+    /// `DISCONNECT_TIMER` (2 s) after the request.
+    public var disconnectDelay: Duration = .seconds(2)
     /// Receives one line per event; nil is silent.
     public var log: (@Sendable (String) -> Void)?
 
@@ -51,6 +67,10 @@ public struct SimulatorConfiguration: Sendable {
         try check((0...40).contains(rssiJitter), "RSSI jitter must be 0…40 dB")
         try check(latency.lowerBound >= .zero, "latency must not be negative")
         try check((0...1).contains(dropRate), "drop rate must be 0…1")
+        try check((23...517).contains(attMTU), "ATT MTU must be 23…517")
+        try check(connectTimeout.map { $0 > .zero } ?? true, "connect timeout must be positive")
+        try check((1...5).contains(attChannels), "ATT channels must be 1…5")
+        try check(disconnectDelay >= .zero, "disconnect delay must not be negative")
         try check(DBusNames.isValidErrorName(lengthErrorName), "'\(lengthErrorName)' is not a D-Bus error name")
     }
 }

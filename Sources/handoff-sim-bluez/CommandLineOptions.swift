@@ -30,6 +30,12 @@ struct CommandLineOptions {
                                     org.bluez.Error.Failed is what bluetoothd 5.66 sends)
           --drop-rate FRACTION      lose this fraction of air reports (default 0)
           --name NAME               the adapters' system name (default handoff-sim)
+          --att-mtu N               ATT MTU of every LE connection, 23-517 (default 517)
+          --connect-timeout SEC     Device1.Connect gives up after this long without a
+                                    connectable advertiser (default: never, as 5.66)
+          --att-channels N          ATT bearers per connection, 1-5 (default 3: notifications
+                                    may arrive out of order, as with EATT; 1: in order)
+          --disconnect-delay SEC    Device1.Disconnect takes this long (default 2, as 5.66)
           --quiet                   do not log events to stderr
           -h, --help                show this help
 
@@ -88,6 +94,13 @@ struct CommandLineOptions {
             case "--length-error": options.configuration.lengthErrorName = try value()
             case "--drop-rate": options.configuration.dropRate = try number(Double.self)
             case "--name": options.configuration.systemName = try value()
+            case "--att-mtu": options.configuration.attMTU = try number(UInt16.self)
+            case "--att-channels": options.configuration.attChannels = try number(Int.self)
+            case "--connect-timeout": options.configuration.connectTimeout = try seconds()
+            case "--disconnect-delay":
+                let delay = try number(Double.self)
+                guard delay >= 0, delay.isFinite else { throw Problem(description: "\(name) must not be negative") }
+                options.configuration.disconnectDelay = .milliseconds(Int64((delay * 1000).rounded()))
             case "--quiet": options.quiet = true
             default: throw Problem(description: "unknown option '\(argument)'")
             }

@@ -72,7 +72,8 @@ import Testing
             try await eventually("InterfacesRemoved for hci1") {
                 removed.all.contains { message in
                     message.body.first == .objectPath(H.hci1)
-                        && message.body.last == .strings([H.adapterInterface, H.advertisingInterface])
+                        && message.body.last
+                            == .strings([H.adapterInterface, H.advertisingInterface, "org.bluez.GattManager1"])
                 }
             }
             try await eventually("Release") { advertisement.released == 1 }
