@@ -106,6 +106,9 @@ extension HandoffDaemon {
             accountsChanged()
             await refreshAdvertisement()
             return try WireFormat.result(id: id, EmptyResult())
+        case .continue, .continueCancel:
+            // Specified in docs/protocol.md; the GATT transfer behind it is issue 7's work in progress.
+            throw ProtocolError(.internal, "\(method.rawValue) is not available in this build of handoffd yet")
         }
     }
 

@@ -130,6 +130,8 @@ final class ConnectionState: Sendable {
             if error.code == .tooManyClients { inner.withLock { $0.unsolicitedError = error } }
         case .event(let name, let line):
             eventSink.yield(HandoffEvent(name: name, line: line))
+        case .unknownEvent:
+            break  // docs/protocol.md: clients ignore events they do not know.
         case .result(nil, _):
             break
         }

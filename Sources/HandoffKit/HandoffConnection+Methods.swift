@@ -41,7 +41,7 @@ extension HandoffConnection {
 
     /// The activities nearby devices of the caller's accounts advertise now.
     public func list() async throws -> ListResult {
-        try await request(.list, NoParams(), as: ListResult.self)
+        try await request(.list, EmptyParams(), as: ListResult.self)
     }
 
     /// Starts the `appeared`, `updated` and `lost` events on `events`, for `types` (nil: every type).
@@ -52,12 +52,12 @@ extension HandoffConnection {
 
     /// Stops the events.
     public func unsubscribe() async throws {
-        _ = try await request(.unsubscribe, NoParams(), as: EmptyResult.self)
+        _ = try await request(.unsubscribe, EmptyParams(), as: EmptyResult.self)
     }
 
     /// The daemon's state, as this caller may see it.
     public func status() async throws -> StatusResult {
-        try await request(.status, NoParams(), as: StatusResult.self)
+        try await request(.status, EmptyParams(), as: StatusResult.self)
     }
 
     // MARK: Accounts (the daemon holds the keys)
@@ -69,7 +69,7 @@ extension HandoffConnection {
 
     /// The accounts the caller may use (every account, for root).
     public func listAccounts() async throws -> AccountListResult {
-        try await request(.accountList, NoParams(), as: AccountListResult.self)
+        try await request(.accountList, EmptyParams(), as: AccountListResult.self)
     }
 
     /// The transfer code of an account, to import on another device.

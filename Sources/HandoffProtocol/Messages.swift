@@ -8,6 +8,8 @@ public enum Method: String, Sendable, Codable, CaseIterable {
     case accountExport = "account.export"
     case accountImport = "account.import"
     case accountRemove = "account.remove"
+    case `continue`
+    case continueCancel = "continue.cancel"
 }
 
 /// `hello`: the first request on every connection.
@@ -257,6 +259,12 @@ public enum EventName: String, Sendable, Codable, CaseIterable {
     case updated
     /// A nearby activity was not seen for the expiry time, or its device stopped advertising it.
     case lost
+    /// A `continue` of this connection succeeded, or one of the types it handles was continued.
+    case continued
+    /// A `continue` of this connection failed.
+    case continueFailed
+    /// Another device continued an activity this connection published.
+    case wasContinued
 }
 
 /// The payload of `appeared`, `updated` and `lost`.
@@ -267,5 +275,10 @@ public struct NearbyEvent: Sendable, Codable, Hashable {
 
 /// An empty result, for requests that only succeed or fail.
 public struct EmptyResult: Sendable, Codable, Hashable {
+    public init() {}
+}
+
+/// Empty params, for requests that take none (`list`, `status`, `unsubscribe`, `account.list`).
+public struct EmptyParams: Sendable, Codable, Hashable {
     public init() {}
 }

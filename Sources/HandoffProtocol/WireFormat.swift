@@ -139,6 +139,8 @@ public enum WireFormat {
         case result(id: Int?, line: Data)
         case error(id: Int?, ProtocolError)
         case event(EventName, line: Data)
+        /// An event this build does not know; clients must ignore it (a later daemon may send new ones).
+        case unknownEvent(String, line: Data)
     }
 
     private struct RawIncoming: Decodable {
@@ -160,9 +162,7 @@ public enum WireFormat {
         let raw = try makeDecoder().decode(RawIncoming.self, from: line)
         if let error = raw.error { return .error(id: raw.id, error) }
         if let event = raw.event {
-            guard let name = EventName(rawValue: event) else {
-                throw ProtocolError(.invalidJSON, "unknown event \"\(event)\"")
-            }
+            guard let name = EventName(rawValue: event) else { return .unknownEvent(event, line: line) }
             return .event(name, line: line)
         }
         guard raw.hasResult else { throw ProtocolError(.invalidJSON, "a line with neither result, error nor event") }

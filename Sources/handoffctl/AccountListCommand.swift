@@ -26,7 +26,7 @@ struct AccountListCommand: AsyncParsableCommand {
     func run() async throws {
         let connection = try await connection.connect()
         if json {
-            try await JSONOutput.printResult(of: .accountList, NoParams(), on: connection)
+            try await JSONOutput.printResult(of: .accountList, EmptyParams(), on: connection)
             return
         }
         Terminal.printLine(Self.render(try await connection.listAccounts().accounts))

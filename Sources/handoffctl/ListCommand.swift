@@ -36,7 +36,7 @@ struct ListCommand: AsyncParsableCommand {
     func run() async throws {
         let connection = try await connection.connect()
         if json {
-            try await JSONOutput.printResult(of: .list, NoParams(), on: connection)
+            try await JSONOutput.printResult(of: .list, EmptyParams(), on: connection)
             return
         }
         let activities = try await connection.list().activities

@@ -29,7 +29,7 @@ struct StatusCommand: AsyncParsableCommand {
     func run() async throws {
         let connection = try await connection.connect()
         if json {
-            try await JSONOutput.printResult(of: .status, NoParams(), on: connection)
+            try await JSONOutput.printResult(of: .status, EmptyParams(), on: connection)
             return
         }
         Terminal.printLine(Self.render(try await connection.status()))

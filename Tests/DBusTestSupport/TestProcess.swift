@@ -59,7 +59,7 @@ public final class TestProcess: @unchecked Sendable {
         // Nothing above the lifeline: descriptors this process opened without
         // close-on-exec (pipes of other tests' children, say) must not be held open
         // by this child, or by its watcher for as long as this object lives.
-        Self.closeFrom?(&actions, Self.lifelineFD + 1)
+        _ = Self.closeFrom?(&actions, Self.lifelineFD + 1)
 
         var attributes = posix_spawnattr_t()
         posix_spawnattr_init(&attributes)

@@ -49,7 +49,10 @@ import Testing
                     case .error(let id, let error):
                         encoded = WireFormat.error(id: id, error)
                     case .event(let name, _):
-                        encoded = try WireFormat.event(name, WireFormat.eventData(NearbyEvent.self, from: frame))
+                        encoded = try Self.reencodeEvent(name, frame)
+                    case .unknownEvent(let name, _):
+                        Issue.record("the document shows an event this build does not know: \(name)")
+                        continue
                     }
                     #expect(encoded == frame + [0x0a], "not canonical: \(line)")
                     checked += 1
@@ -103,9 +106,11 @@ import Testing
         case .update: return try again(UpdateParams.self)
         case .resign, .invalidate: return try again(ActivityIDParams.self)
         case .subscribe: return try again(SubscribeParams.self)
-        case .list, .unsubscribe, .status, .accountList: return try again(EmptyResult.self)
+        case .list, .unsubscribe, .status, .accountList: return try again(EmptyParams.self)
         case .accountCreate, .accountExport, .accountRemove: return try again(AccountNameParams.self)
         case .accountImport: return try again(AccountImportParams.self)
+        case .continue: return try again(ContinueParams.self)
+        case .continueCancel: return try again(ContinuationParams.self)
         }
     }
 
@@ -116,12 +121,26 @@ import Testing
         switch method {
         case .hello: return try again(HelloResult.self)
         case .publish: return try again(PublishResult.self)
-        case .update, .resign, .invalidate, .subscribe, .unsubscribe, .accountRemove: return try again(EmptyResult.self)
+        case .update, .resign, .invalidate, .subscribe, .unsubscribe, .accountRemove, .continueCancel:
+            return try again(EmptyResult.self)
         case .list: return try again(ListResult.self)
         case .status: return try again(StatusResult.self)
         case .accountCreate, .accountImport: return try again(AccountInfo.self)
         case .accountList: return try again(AccountListResult.self)
         case .accountExport: return try again(AccountExportResult.self)
+        case .continue: return try again(WillContinue.self)
+        }
+    }
+
+    static func reencodeEvent(_ name: EventName, _ frame: Data) throws -> Data {
+        func again<D: Codable>(_ type: D.Type) throws -> Data {
+            try WireFormat.event(name, WireFormat.eventData(type, from: frame))
+        }
+        switch name {
+        case .appeared, .updated, .lost: return try again(NearbyEvent.self)
+        case .continued: return try again(ContinuedEvent.self)
+        case .continueFailed: return try again(ContinueFailedEvent.self)
+        case .wasContinued: return try again(WasContinuedEvent.self)
         }
     }
 }

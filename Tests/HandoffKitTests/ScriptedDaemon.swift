@@ -89,6 +89,8 @@ final class ScriptedDaemon: Sendable {
                 let name = try request.params(AccountNameParams.self).name
                 state.withLock { $0.accounts.removeAll { $0.name == name } }
                 client.answer(request, EmptyResult())
+            case .continue, .continueCancel:
+                client.fail(request, .unknownMethod, "this scripted daemon does not continue activities")
             }
         } catch let error as ProtocolError {
             client.send(WireFormat.error(id: request.id, error))

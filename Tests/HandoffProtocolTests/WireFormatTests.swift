@@ -84,6 +84,14 @@ import Testing
         #expect(name == .appeared)
         #expect(try WireFormat.eventData(NearbyEvent.self, from: line).activity == activity)
 
+        // A later daemon may send events this build does not know: they are not errors.
+        let future = Data("{\"data\":{},\"event\":\"somethingNew\"}".utf8)
+        guard case .unknownEvent(let unknown, _) = try WireFormat.incoming(future) else {
+            Issue.record("an unknown event was not reported as one")
+            return
+        }
+        #expect(unknown == "somethingNew")
+
         let failure = WireFormat.error(id: 9, ProtocolError(.notFound, "no activity x"))
         guard case .error(let id, let error) = try WireFormat.incoming(failure.dropLast()) else {
             Issue.record("not an error")

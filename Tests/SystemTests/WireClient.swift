@@ -102,7 +102,7 @@ final class WireClient: @unchecked Sendable {
         switch try await request(method, params) {
         case .result(_, let line): return try WireFormat.resultValue(R.self, from: line)
         case .error(_, let error): throw error
-        case .event: throw TestFailure("unexpected event")
+        case .event, .unknownEvent: throw TestFailure("unexpected event")
         }
     }
 

@@ -1,0 +1,133 @@
+import Foundation
+
+// The continuation messages: `continue` and `continue.cancel`, and the events
+// `continued`, `continueFailed` and `wasContinued` (docs/protocol.md, "Continuing").
+
+/// `continue`: fetch a nearby activity's full payload from its origin device.
+public struct ContinueParams: Sendable, Codable, Hashable {
+    /// The nearby activity's `id`, from `list` or an `appeared` event.
+    public var id: String
+    /// Seconds to wait for the origin device before failing with `timeout`; 1 to 60, default 10.
+    public var timeout: Double?
+
+    public init(id: String, timeout: Double? = nil) {
+        self.id = id
+        self.timeout = timeout
+    }
+}
+
+/// The result of `continue`, sent at once (NSUserActivity's willContinue): the
+/// fetch has started, and exactly one `continued` or `continueFailed` event with
+/// the same `continuation` follows on this connection.
+public struct WillContinue: Sendable, Codable, Hashable {
+    /// Names this continuation in its events and in `continue.cancel`.
+    public var continuation: String
+    /// The nearby activity being continued.
+    public var nearbyID: String
+    /// Its type, when a local app declared it.
+    public var type: String?
+
+    public init(continuation: String, nearbyID: String, type: String?) {
+        self.continuation = continuation
+        self.nearbyID = nearbyID
+        self.type = type
+    }
+}
+
+/// `continue.cancel`: gives up a continuation that has not finished; its
+/// `continueFailed` event follows with code `cancelled`.
+public struct ContinuationParams: Sendable, Codable, Hashable {
+    public var continuation: String
+    public init(continuation: String) { self.continuation = continuation }
+}
+
+/// An activity restored from another device: everything its app published there.
+public struct ContinuedActivity: Sendable, Codable, Hashable {
+    public var type: String
+    public var title: String?
+    public var userInfo: [String: JSONValue]?
+    /// An http or https URL; where no local app handles `type`, it is what to open.
+    public var webpageURL: String?
+    /// The keys the origin app said a continuation must carry; all of them are in `userInfo`.
+    public var requiredUserInfoKeys: [String]?
+    /// The local name of the account both devices share.
+    public var account: String
+    /// The origin device's per-epoch identifier (hex), as in `NearbyActivity.device`.
+    public var device: String
+
+    public init(
+        type: String, title: String? = nil, userInfo: [String: JSONValue]? = nil, webpageURL: String? = nil,
+        requiredUserInfoKeys: [String]? = nil, account: String, device: String
+    ) {
+        self.type = type
+        self.title = title
+        self.userInfo = userInfo
+        self.webpageURL = webpageURL
+        self.requiredUserInfoKeys = requiredUserInfoKeys
+        self.account = account
+        self.device = device
+    }
+}
+
+/// The `continued` event: the payload arrived, was authenticated and checked.
+public struct ContinuedEvent: Sendable, Codable, Hashable {
+    public var continuation: String
+    public var activity: ContinuedActivity
+    /// True when another connection asked for the continuation and this one gets the
+    /// activity because it declared the type in `hello` (`handles`).
+    public var forwarded: Bool?
+
+    public init(continuation: String, activity: ContinuedActivity, forwarded: Bool? = nil) {
+        self.continuation = continuation
+        self.activity = activity
+        self.forwarded = forwarded
+    }
+}
+
+/// Why a continuation failed (NSUserActivity's didFailToContinue).
+public enum ContinueFailure: String, Sendable, Codable, CaseIterable {
+    /// The origin device is no longer heard, or could not be connected to.
+    case outOfRange = "out-of-range"
+    /// The origin device did not answer within the `continue` timeout.
+    case timeout
+    /// The origin device refused: the activity is no longer current there, has expired,
+    /// or the request failed its authentication.
+    case rejected
+    /// No local app handles the type, and the activity has no webpage URL to open.
+    case noHandler = "no-handler"
+    /// The payload failed authentication, was malformed, over a limit, or lacks one of
+    /// its `requiredUserInfoKeys`. Nothing of it is handed over.
+    case payloadInvalid = "payload-invalid"
+    /// `continue.cancel`, the requesting connection closed, or the daemon stopped.
+    case cancelled
+}
+
+/// The `continueFailed` event.
+public struct ContinueFailedEvent: Sendable, Codable, Hashable {
+    public var continuation: String
+    public var nearbyID: String
+    public var code: ContinueFailure
+    /// A sentence for people.
+    public var message: String
+
+    public init(continuation: String, nearbyID: String, code: ContinueFailure, message: String) {
+        self.continuation = continuation
+        self.nearbyID = nearbyID
+        self.code = code
+        self.message = message
+    }
+}
+
+/// The `wasContinued` event, on the origin device, to the connection that published
+/// the activity (NSUserActivity's userActivityWasContinued).
+public struct WasContinuedEvent: Sendable, Codable, Hashable {
+    /// The activity's id, as `publish` returned it.
+    public var id: String
+    /// The continuing device's per-epoch identifier (hex).
+    public var byDevice: String
+
+    public init(id: String, byDevice: String) {
+        self.id = id
+        self.byDevice = byDevice
+    }
+}
