@@ -57,6 +57,16 @@ public struct Device1: Sendable, Equatable {
     // MARK: Methods
 
     /// `Connect()`: connects to the device (an LE connection for LE-only devices).
+    ///
+    /// bluetoothd replies once the link is up; its GATT objects come later, so
+    /// wait for `ServicesResolved` (`BlueZObjectManager.waitForServicesResolved`).
+    /// Seen with 5.66 on the VM rig: Connect on a connected device succeeds at
+    /// once; a second Connect while one is pending fails with
+    /// `org.bluez.Error.Failed` "Operation already in progress"; a device that
+    /// advertises only non-connectably (Type "broadcast") never answers, so the
+    /// call ends with `org.freedesktop.DBus.Error.NoReply` after `timeout`, and
+    /// `Disconnect` cancels the attempt (Connect then fails with `Failed`
+    /// "br-connection-canceled").
     public static func connect(_ device: DBusObjectPath, on connection: DBusConnection, timeout: Duration = .seconds(25))
         async throws
     {
@@ -65,6 +75,13 @@ public struct Device1: Sendable, Equatable {
     }
 
     /// `Disconnect()`: closes every connection to the device.
+    ///
+    /// bluetoothd 5.66 drops the link about 2 s after the request (its
+    /// DISCONNECT_TIMER) and replies then; it succeeds at once when not
+    /// connected. The device's GATT objects stay (calls on them fail with
+    /// `Failed` "Not connected") until the device object goes: an unpaired device
+    /// is temporary again and expires `TemporaryTimeout` after the disconnect,
+    /// or at once with `Adapter1.removeDevice`.
     public static func disconnect(_ device: DBusObjectPath, on connection: DBusConnection) async throws {
         try await connection.call(destination: BlueZ.serviceName, path: device, interface: interface, member: "Disconnect")
     }

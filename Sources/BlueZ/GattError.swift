@@ -1,0 +1,77 @@
+import DBus
+
+extension DBusError.Name {
+    /// More `org.bluez.Error.*` names from BlueZ's GATT and device documentation.
+    public static let bluezInvalidValueLength = DBusError.Name(rawValue: "org.bluez.Error.InvalidValueLength")
+    public static let bluezInvalidOffset = DBusError.Name(rawValue: "org.bluez.Error.InvalidOffset")
+    public static let bluezNotConnected = DBusError.Name(rawValue: "org.bluez.Error.NotConnected")
+    public static let bluezAlreadyConnected = DBusError.Name(rawValue: "org.bluez.Error.AlreadyConnected")
+    public static let bluezImproperlyConfigured = DBusError.Name(rawValue: "org.bluez.Error.ImproperlyConfigured")
+    public static let bluezNotAvailable = DBusError.Name(rawValue: "org.bluez.Error.NotAvailable")
+}
+
+/// The errors a local GATT characteristic's handlers throw back to bluetoothd.
+///
+/// bluetoothd turns each into an ATT error code for the remote device (its
+/// `dbus_error_to_att_ecode`), and the remote bluetoothd turns that code back
+/// into a D-Bus error for its caller. What the remote caller finally sees:
+///
+/// | Thrown here | ATT code | Remote caller gets |
+/// |---|---|---|
+/// | `failed("0x80")` … `failed("0x9f")` | that code | `Failed` "Operation failed with ATT error: 0x80" |
+/// | `failed(other text)` | 0x80 | `Failed` "Operation failed with ATT error: 0x80" |
+/// | `invalidValueLength` | 0x0d | `InvalidArguments` "Invalid Length" |
+/// | `invalidOffset` | 0x07 | `InvalidArguments` "Invalid offset" |
+/// | `notPermitted` (read / write) | 0x02 / 0x03 | `NotPermitted` "Read not permitted" / "Write not permitted" |
+/// | `notAuthorized` | 0x08 | `NotAuthorized` "Operation Not Authorized" |
+/// | `notSupported` | 0x06 | `NotSupported` "Operation is not supported" |
+/// | `inProgress` | 0xfe | `Failed` "Operation failed with ATT error: 0xfe" |
+/// | any other error name | 0x0e | `Failed` "Operation failed with ATT error: 0x0e" |
+///
+/// The message itself never reaches the remote device (only the code does),
+/// and none of this reaches it at all when the characteristic has the
+/// `write-without-response` flag: bluetoothd then answers every write at once
+/// and ignores the handler's reply.
+public enum GattError {
+    /// `org.bluez.Error.Failed` with an application error code (0x80 … 0x9f) as
+    /// its message, the one way to pass a specific code to the remote device.
+    public static func applicationError(_ code: UInt8) -> DBusError {
+        let clamped = min(max(code, 0x80), 0x9f)
+        return DBusError(name: DBusError.Name.bluezFailed.rawValue, message: "0x" + String(clamped, radix: 16))
+    }
+
+    /// `org.bluez.Error.Failed`; the remote device sees ATT error 0x80.
+    public static func failed(_ message: String) -> DBusError {
+        DBusError(name: DBusError.Name.bluezFailed.rawValue, message: message)
+    }
+
+    /// `org.bluez.Error.InvalidValueLength`: the value is too long or too short.
+    public static func invalidValueLength(_ message: String = "Invalid value length") -> DBusError {
+        DBusError(name: DBusError.Name.bluezInvalidValueLength.rawValue, message: message)
+    }
+
+    /// `org.bluez.Error.InvalidOffset`.
+    public static func invalidOffset(_ message: String = "Invalid offset") -> DBusError {
+        DBusError(name: DBusError.Name.bluezInvalidOffset.rawValue, message: message)
+    }
+
+    /// `org.bluez.Error.NotPermitted`: read or write not permitted.
+    public static func notPermitted(_ message: String = "Not permitted") -> DBusError {
+        DBusError(name: DBusError.Name.bluezNotPermitted.rawValue, message: message)
+    }
+
+    /// `org.bluez.Error.NotAuthorized`.
+    public static func notAuthorized(_ message: String = "Not authorized") -> DBusError {
+        DBusError(name: DBusError.Name.bluezNotAuthorized.rawValue, message: message)
+    }
+
+    /// `org.bluez.Error.NotSupported`: the operation is not supported on this characteristic.
+    public static func notSupported(_ message: String = "Operation is not supported") -> DBusError {
+        DBusError(name: DBusError.Name.bluezNotSupported.rawValue, message: message)
+    }
+
+    /// `org.bluez.Error.InProgress`.
+    public static func inProgress(_ message: String = "In progress") -> DBusError {
+        DBusError(name: DBusError.Name.bluezInProgress.rawValue, message: message)
+    }
+}
