@@ -49,7 +49,10 @@ let package = Package(
         // MARK: Beacon format, keys, rotation (pure, no I/O)
         .target(
             name: "HandoffCore",
-            dependencies: [.product(name: "Crypto", package: "swift-crypto")]
+            dependencies: [
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
+            ]
         ),
         // MARK: Account key files on disk (mode 0600, atomic writes)
         .target(
@@ -122,6 +125,7 @@ let package = Package(
             name: "HandoffCoreTests",
             dependencies: [
                 "HandoffCore",
+                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "PropertyBased", package: "swift-property-based"),
             ],
             resources: [.copy("Vectors")]

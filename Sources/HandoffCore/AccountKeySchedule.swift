@@ -19,13 +19,13 @@ public struct AccountKeySchedule: Sendable {
     }
 
     /// Key of the per-epoch recognition tags.
-    let recognitionTagKey: HMACSHA256Key
+    let recognitionTagKey: HMACKey
     /// Key from which each epoch's ChaCha20 key is derived.
-    let encryptionKey: HMACSHA256Key
+    let encryptionKey: HMACKey
     /// Key of the beacon MAC.
-    let authenticationKey: HMACSHA256Key
+    let authenticationKey: HMACKey
     /// Key of the activity type hashes.
-    let activityTypeHashKey: HMACSHA256Key
+    let activityTypeHashKey: HMACKey
     /// The account identifier.
     let accountID: AccountID
 
@@ -42,8 +42,8 @@ public struct AccountKeySchedule: Sendable {
                 inputKeyMaterial: secret, salt: Self.salt, info: Array(label.rawValue.utf8), outputByteCount: bytes
             )
         }
-        func hmacKey(_ label: Label) -> HMACSHA256Key {
-            derive(label).withUnsafeBytes { HMACSHA256Key(key: $0) }
+        func hmacKey(_ label: Label) -> HMACKey {
+            HMACKey(key: derive(label))
         }
         recognitionTagKey = hmacKey(.recognitionTag)
         encryptionKey = hmacKey(.encryption)

@@ -37,10 +37,11 @@ public struct ActivityType: Hashable, Sendable, Comparable, CustomStringConverti
 
     /// The keyed 4-byte hash of this type under `account`'s type-hash key: what a beacon carries.
     public func hash(for account: AccountKey) -> ActivityTypeHash {
-        let digest = rawValue.utf8.withContiguousStorageIfAvailable { bytes in
-            account.schedule.activityTypeHashKey.authenticate(UnsafeRawBufferPointer(bytes))
-        } ?? Array(rawValue.utf8).withUnsafeBytes { account.schedule.activityTypeHashKey.authenticate($0) }
-        return ActivityTypeHash(rawValue: digest.a)
+        let key = account.schedule.activityTypeHashKey
+        let word = rawValue.utf8.withContiguousStorageIfAvailable { bytes in
+            key.prefixWord(of: UnsafeRawBufferPointer(bytes))
+        } ?? Array(rawValue.utf8).withUnsafeBytes { key.prefixWord(of: $0) }
+        return ActivityTypeHash(rawValue: word)
     }
 
     /// The type string.

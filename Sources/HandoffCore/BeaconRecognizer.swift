@@ -10,6 +10,11 @@
 /// 3. MAC of each matching entry (HMAC-SHA256, two compressions);
 /// 4. epoch window (±1), decryption (one ChaCha20 block), replay window.
 ///
+/// Steps 2 and 3 and the decryption are skipped for a payload heard again:
+/// a small cache (`RepeatCache`, emptied whenever the keys change) keeps what
+/// the last authenticated payloads opened to. The epoch window and replay
+/// checks still run on every payload, so a repeat is still `replayed`.
+///
 /// It is a value type: the daemon keeps one, typically inside an actor.
 public struct BeaconRecognizer: Sendable {
     private struct KnownAccount: Sendable {
@@ -31,11 +36,13 @@ public struct BeaconRecognizer: Sendable {
 
     private struct HotKeys: Sendable {
         let cipher: EpochCipher
-        let macKey: HMACSHA256Key
+        let macKey: HMACKey
     }
     /// Seconds range of `currentEpoch`, to skip `refresh` cheaply.
     private var currentRange: (start: Double, end: Double) = (1, 0)
     private var table = RecognitionTable()
+    /// What recently authenticated payloads opened to; emptied on every rebuild.
+    private var repeats = RepeatCache()
     /// The replay state: origins and the sequence numbers they used.
     public private(set) var replayWindow: ReplayWindow
 
@@ -137,6 +144,7 @@ public struct BeaconRecognizer: Sendable {
         }
         windowAccounts = accounts.map(\.key.id)
         table = newTable
+        repeats.removeAll()
     }
 
     private struct ReuseKey: Hashable {
@@ -170,18 +178,26 @@ public struct BeaconRecognizer: Sendable {
         guard let current = currentEpoch else { throw .unknownTag }
 
         let p = payload.baseAddress!
-        let tag = UInt32(bigEndian: p.loadUnaligned(fromByteOffset: BeaconFormat.tagOffset, as: UInt32.self))
-        var matched = false
-        var opened: (fields: BeaconFields, account: Int)?
-        table.forEach(tag: tag) { entry in
-            matched = true
-            let keys = hot[entry.account * Self.windowWidth + entry.epochOffsetIndex]
-            guard let fields = BeaconCrypto.open(p, cipher: keys.cipher, slot: entry.slot, macKey: keys.macKey)
-            else { return true }
-            opened = (fields, entry.account)
-            return false
+        let fields: BeaconFields
+        let accountIndex: Int
+        if let cached = repeats.lookup(p) {
+            (fields, accountIndex) = cached
+        } else {
+            let tag = UInt32(bigEndian: p.loadUnaligned(fromByteOffset: BeaconFormat.tagOffset, as: UInt32.self))
+            var matched = false
+            var opened: (fields: BeaconFields, account: Int)?
+            table.forEach(tag: tag) { entry in
+                matched = true
+                let keys = hot[entry.account * Self.windowWidth + entry.epochOffsetIndex]
+                guard let fields = BeaconCrypto.open(p, cipher: keys.cipher, slot: entry.slot, macKey: keys.macKey)
+                else { return true }
+                opened = (fields, entry.account)
+                return false
+            }
+            guard let opened else { throw matched ? .authenticationFailed : .unknownTag }
+            repeats.insert(p, fields: opened.fields, account: opened.account)
+            (fields, accountIndex) = opened
         }
-        guard let (fields, accountIndex) = opened else { throw matched ? .authenticationFailed : .unknownTag }
 
         let skew = current.distance(to: fields.epoch)
         if skew < -BeaconFormat.acceptedEpochSkew { throw .epochTooOld(beacon: fields.epoch, current: current) }

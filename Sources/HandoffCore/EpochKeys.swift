@@ -1,3 +1,5 @@
+import Crypto
+
 /// One account's beacon keys for one epoch: the eight recognition tags and
 /// the cipher keys. Computed once per epoch by the encoder and, for the whole
 /// window, by the recogniser.
@@ -17,13 +19,11 @@ struct EpochKeys: Sendable {
         var tags = [UInt32]()
         tags.reserveCapacity(BeaconFormat.slotCount)
         for slot in 0..<BeaconFormat.slotCount {
-            message[12] = UInt8(slot)
-            tags.append(message.withUnsafeBytes { schedule.recognitionTagKey.authenticate($0) }.a)
+            message[EpochContext.byteCount] = UInt8(slot)
+            tags.append(message.withUnsafeBytes { schedule.recognitionTagKey.prefixWord(of: $0) })
         }
         self.tags = tags
-        cipher = EpochCipher(
-            epoch: epoch, context: context,
-            chacha: ChaCha20Key(bytes: schedule.encryptionKey.authenticate(context.bytes))
-        )
+        let epochKey = context.bytes.withUnsafeBytes { schedule.encryptionKey.authenticationCode(for: $0) }
+        cipher = EpochCipher(epoch: epoch, context: context, chacha: ChaCha20StreamKey(key: SymmetricKey(data: epochKey)))
     }
 }

@@ -1,30 +1,36 @@
+import Crypto
 import PropertyBased
 import Testing
 @testable import HandoffCore
 
 @Suite struct AccountKeyTests {
-    /// HKDF-SHA256 (RFC 5869) built on this module's own HMAC: an
-    /// independent path to the sub-keys that swift-crypto's HKDF derived.
+    /// HKDF-SHA256 (RFC 5869) written out from one-shot HMACs: a path to
+    /// the sub-keys independent of swift-crypto's `HKDF` and of `HMACKey`.
     static func hkdf(secret: [UInt8], label: String, count: Int = 32) -> [UInt8] {
-        let prk = HMACSHA256Key(key: AccountKeySchedule.salt).authenticate(secret)
-        let block = HMACSHA256Key(key: prk).authenticate(Array(label.utf8) + [1])
-        return Array(block.prefix(count))
+        let prk = HMAC<SHA256>.authenticationCode(for: secret, using: SymmetricKey(data: AccountKeySchedule.salt))
+        let block = HMAC<SHA256>.authenticationCode(for: Array(label.utf8) + [1], using: SymmetricKey(data: Array(prk)))
+        return Array(Array(block).prefix(count))
     }
 
-    static func sameKey(_ lhs: HMACSHA256Key, _ rhs: HMACSHA256Key) -> Bool {
-        lhs.inner == rhs.inner && lhs.outer == rhs.outer
+    /// Whether `key` is the HMAC key `bytes`: both authenticate two probe
+    /// messages alike (different keys agree with probability 2⁻⁵¹²).
+    static func sameKey(_ key: HMACKey, _ bytes: [UInt8]) -> Bool {
+        ["probe one", "probe two"].allSatisfy { probe in
+            key.authenticationCode(for: Array(probe.utf8))
+                == Array(HMAC<SHA256>.authenticationCode(for: Array(probe.utf8), using: SymmetricKey(data: bytes)))
+        }
     }
 
-    @Test("Sub-keys equal an independent HKDF over our own HMAC, for random secrets")
+    @Test("Sub-keys equal an independent HKDF written out from one-shot HMACs, for random secrets")
     func keyScheduleCrossCheck() async {
         await propertyCheck(count: 50, input: Gen.uint8().array(of: 32)) { secret in
             let key = try AccountKey(name: "cross check", secret: secret)
             let schedule = key.schedule
             typealias Label = AccountKeySchedule.Label
-            #expect(Self.sameKey(schedule.recognitionTagKey, HMACSHA256Key(key: Self.hkdf(secret: secret, label: Label.recognitionTag.rawValue))))
-            #expect(Self.sameKey(schedule.encryptionKey, HMACSHA256Key(key: Self.hkdf(secret: secret, label: Label.encryption.rawValue))))
-            #expect(Self.sameKey(schedule.authenticationKey, HMACSHA256Key(key: Self.hkdf(secret: secret, label: Label.authentication.rawValue))))
-            #expect(Self.sameKey(schedule.activityTypeHashKey, HMACSHA256Key(key: Self.hkdf(secret: secret, label: Label.activityTypeHash.rawValue))))
+            #expect(Self.sameKey(schedule.recognitionTagKey, Self.hkdf(secret: secret, label: Label.recognitionTag.rawValue)))
+            #expect(Self.sameKey(schedule.encryptionKey, Self.hkdf(secret: secret, label: Label.encryption.rawValue)))
+            #expect(Self.sameKey(schedule.authenticationKey, Self.hkdf(secret: secret, label: Label.authentication.rawValue)))
+            #expect(Self.sameKey(schedule.activityTypeHashKey, Self.hkdf(secret: secret, label: Label.activityTypeHash.rawValue)))
             let payload = schedule.payloadKey.withUnsafeBytes { Array($0) }
             #expect(payload == Self.hkdf(secret: secret, label: Label.payload.rawValue))
             let id = Self.hkdf(secret: secret, label: Label.accountID.rawValue, count: 8)
