@@ -1,0 +1,28 @@
+/// Constants of the continuation exchange (docs/continuation.md).
+public enum ContinuationFormat {
+    /// The first byte of every request and response: version 1 in the high nibble.
+    public static let versionByte: UInt8 = 0x10
+    /// The GATT primary service "handoff continuation".
+    public static let serviceUUID = "7a955467-538c-4b86-9aa8-9ef63d05d0a7"
+    /// The request characteristic (`write`).
+    public static let requestCharacteristicUUID = "608ea25e-3522-42f7-9392-b9b48ba74640"
+    /// The response characteristic (`notify`).
+    public static let responseCharacteristicUUID = "7c80da75-0528-4541-8313-16de298e09aa"
+    /// Length of a version 1 request: version, tag, nonce, sealed plaintext, Poly1305 tag.
+    public static let requestLength = 1 + 4 + 12 + 26 + 16
+    /// Length of the random request nonce.
+    public static let requestNonceLength = 16
+    /// The largest response, all chunks together.
+    public static let maximumResponseLength = 8192
+    /// Bytes of chunk header: session, index, count.
+    public static let chunkHeaderLength = 8
+    /// The LE minimum ATT MTU, used when bluetoothd reports none.
+    public static let minimumMTU = 23
+    /// The largest attribute value.
+    public static let maximumAttributeLength = 512
+    /// Request nonces remembered against replay.
+    public static let rememberedRequests = 4096
+
+    static let requestLabel = Array("handoff v1 continue request".utf8)
+    static let responseLabel = Array("handoff v1 continue response".utf8)
+}

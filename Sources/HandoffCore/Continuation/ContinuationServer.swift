@@ -1,0 +1,151 @@
+import Crypto
+
+/// The origin side of the continuation exchange (docs/continuation.md, sections 4 and 5).
+///
+/// It remembers which activity each of this device's recent beacons announced, checks
+/// requests in the order the spec gives, remembers request nonces against replay, and
+/// seals responses. Pure state: the daemon feeds it the beacons it advertises and the
+/// requests it receives, with the time.
+public struct ContinuationServer: Sendable {
+    /// A request that passed every check but the last: whether the activity is still current
+    /// and unexpired is the daemon's to decide.
+    public struct Accepted: Sendable {
+        public let account: AccountID
+        public let epoch: Epoch
+        /// The activity the beacon announced, as given to `didAdvertise`.
+        public let activity: String
+        /// The continuing device's per-epoch identifier.
+        public let requester: DeviceID
+        /// The chunks of the response must carry this.
+        public let session: UInt32
+        fileprivate let requestNonce: [UInt8]
+        fileprivate let context: [UInt8]
+        fileprivate let tag: [UInt8]
+        fileprivate let key: SecretBytes
+    }
+
+    private struct Advertised: Sendable {
+        let account: AccountKey
+        let epoch: Epoch
+        let device: DeviceID
+        /// (sequence, activity), oldest first.
+        var activities: [(sequence: UInt16, activity: String)]
+
+        func activity(at sequence: UInt16) -> String? {
+            activities.last { $0.sequence == sequence }?.activity
+        }
+    }
+
+    /// Sequence numbers remembered per beacon identity (a device changes its beacon only when
+    /// its current activity changes).
+    public static let rememberedSequences = 256
+
+    public let configuration: BeaconConfiguration
+    private var advertised: [[UInt8]: [Advertised]] = [:]
+    private var seenNonces: [Epoch: Set<[UInt8]>] = [:]
+
+    public init(configuration: BeaconConfiguration) {
+        self.configuration = configuration
+    }
+
+    /// Records that this device advertised `payload` (its own beacon for `account`) for `activity`.
+    /// Payloads that are not this account's beacon of the current epoch are ignored.
+    public mutating func didAdvertise(_ payload: [UInt8], account: AccountKey, activity: String, now: Double) {
+        let epoch = configuration.epoch(containing: now)
+        prune(current: epoch)
+        guard let fields = try? BeaconCodec.open(payload, account: account, epoch: epoch) else { return }
+        let tag = Array(payload[1..<5])
+        var entries = advertised[tag] ?? []
+        if let index = entries.firstIndex(where: {
+            $0.account.id == account.id && $0.epoch == epoch && $0.device == fields.device
+        }) {
+            if entries[index].activities.count >= Self.rememberedSequences {
+                entries[index].activities.removeFirst()
+            }
+            entries[index].activities.append((fields.sequence, activity))
+        } else {
+            entries.append(
+                Advertised(account: account, epoch: epoch, device: fields.device, activities: [(fields.sequence, activity)]))
+        }
+        advertised[tag] = entries
+    }
+
+    /// Checks a request. - Throws: the status to refuse it with.
+    public mutating func accept(_ request: [UInt8], now: Double) throws(ContinuationStatus) -> Accepted {
+        prune(current: configuration.epoch(containing: now))
+        guard request.count == ContinuationFormat.requestLength, request[0] == ContinuationFormat.versionByte else {
+            throw .malformed
+        }
+        let tag = Array(request[1..<5])
+        guard let candidates = advertised[tag], !candidates.isEmpty else { throw .unknownBeacon }
+        let box: ChaChaPoly.SealedBox
+        do {
+            box = try ChaChaPoly.SealedBox(
+                nonce: ChaChaPoly.Nonce(data: request[5..<17]), ciphertext: request[17..<43], tag: request[43...])
+        } catch {
+            throw .malformed
+        }
+        for candidate in candidates {
+            let context = candidate.epoch.context.bytes
+            guard let plaintext = try? Array(ChaChaPoly.open(
+                box, using: candidate.account.schedule.payloadKey,
+                authenticating: ContinuationFormat.requestLabel + context + tag))
+            else { continue }
+            let nonce = Array(plaintext[0..<16])
+            let sequence = UInt16(plaintext[16]) << 8 | UInt16(plaintext[17])
+            let origin = Self.uint32(plaintext[18..<22])
+            let requester = Self.uint32(plaintext[22..<26])
+            guard origin == candidate.device.rawValue, let activity = candidate.activity(at: sequence) else {
+                throw .unknownBeacon
+            }
+            guard !seenNonces.values.contains(where: { $0.contains(nonce) }) else { throw .replayed }
+            if seenNonces.values.reduce(0, { $0 + $1.count }) < ContinuationFormat.rememberedRequests {
+                seenNonces[candidate.epoch, default: []].insert(nonce)
+            } else {
+                // Full: refuse rather than forget, so no replay slips through; the window empties at the next epoch.
+                throw .busy
+            }
+            return Accepted(
+                account: candidate.account.id, epoch: candidate.epoch, activity: activity,
+                requester: DeviceID(rawValue: requester), session: Self.uint32(nonce[0..<4]), requestNonce: nonce,
+                context: context, tag: tag, key: candidate.account.schedule.payloadKey.withUnsafeBytes { SecretBytes($0) })
+        }
+        throw .authenticationFailed
+    }
+
+    /// The sealed `ok` response carrying `payload`.
+    public func respond(to request: Accepted, with payload: ActivityPayload, using generator: inout some RandomNumberGenerator) -> [UInt8] {
+        var nonce = [UInt8](repeating: 0, count: 12)
+        for index in nonce.indices { nonce[index] = UInt8.random(in: .min ... .max, using: &generator) }
+        let key = request.key.withUnsafeBytes { SymmetricKey(data: $0) }
+        let box = try! ChaChaPoly.seal(
+            payload.encoded(), using: key, nonce: try! ChaChaPoly.Nonce(data: nonce),
+            authenticating: ContinuationFormat.responseLabel + request.context + request.tag + request.requestNonce)
+        return [ContinuationFormat.versionByte, ContinuationStatus.ok.rawValue] + nonce + Array(box.ciphertext) + Array(box.tag)
+    }
+
+    /// `respond(to:with:using:)` with the system's secure generator.
+    public func respond(to request: Accepted, with payload: ActivityPayload) -> [UInt8] {
+        var generator = SystemRandomNumberGenerator()
+        return respond(to: request, with: payload, using: &generator)
+    }
+
+    /// A refusal: the version and the status, no body.
+    public static func refusal(_ status: ContinuationStatus) -> [UInt8] {
+        [ContinuationFormat.versionByte, status.rawValue]
+    }
+
+    /// Forgets beacons and nonces of epochs before the previous one.
+    private mutating func prune(current: Epoch) {
+        let oldest = current.advanced(by: -1)
+        for (tag, entries) in advertised {
+            let kept = entries.filter { $0.epoch.distance(to: oldest) <= 0 }
+            advertised[tag] = kept.isEmpty ? nil : kept
+        }
+        for epoch in seenNonces.keys where epoch.distance(to: oldest) > 0 { seenNonces[epoch] = nil }
+    }
+
+    private static func uint32(_ bytes: ArraySlice<UInt8>) -> UInt32 {
+        bytes.reduce(0) { $0 << 8 | UInt32($1) }
+    }
+}

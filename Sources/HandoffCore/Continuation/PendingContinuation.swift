@@ -1,0 +1,90 @@
+import Crypto
+
+/// The continuing side of one exchange (docs/continuation.md, sections 4 and 5): it
+/// builds the sealed request for a recognised beacon, then opens the origin's response.
+public struct PendingContinuation: Sendable {
+    /// The request to write to the origin's request characteristic.
+    public let request: [UInt8]
+    /// The chunks of the answer carry this (the request nonce's first 4 bytes).
+    public let session: UInt32
+    private let requestNonce: [UInt8]
+    private let context: [UInt8]
+    private let tag: [UInt8]
+    private let key: SecretBytes
+
+    /// Seals a request for the activity that `beacon` announced.
+    ///
+    /// - Parameters:
+    ///   - beacon: the recognised beacon; its epoch, sequence and device name the activity.
+    ///   - tag: the beacon's recognition tag, bytes 1..<5 of its payload.
+    ///   - account: the key that recognised it.
+    ///   - requester: this device's per-epoch identifier, which the origin app is told.
+    public init(
+        beacon: RecognizedBeacon, tag: [UInt8], account: AccountKey, requester: DeviceID,
+        using generator: inout some RandomNumberGenerator
+    ) {
+        precondition(tag.count == 4, "a recognition tag has 4 bytes")
+        var nonce = [UInt8](repeating: 0, count: ContinuationFormat.requestNonceLength)
+        for index in nonce.indices { nonce[index] = UInt8.random(in: .min ... .max, using: &generator) }
+        var aeadNonce = [UInt8](repeating: 0, count: 12)
+        for index in aeadNonce.indices { aeadNonce[index] = UInt8.random(in: .min ... .max, using: &generator) }
+        let context = beacon.epoch.context.bytes
+        var plaintext = nonce
+        plaintext += [UInt8(beacon.sequence >> 8), UInt8(truncatingIfNeeded: beacon.sequence)]
+        plaintext += Self.bigEndian(beacon.device.rawValue)
+        plaintext += Self.bigEndian(requester.rawValue)
+        let key = account.schedule.payloadKey
+        // Sealing with a 12-byte nonce cannot fail.
+        let box = try! ChaChaPoly.seal(
+            plaintext, using: key, nonce: try! ChaChaPoly.Nonce(data: aeadNonce),
+            authenticating: ContinuationFormat.requestLabel + context + tag)
+        request = [ContinuationFormat.versionByte] + tag + aeadNonce + Array(box.ciphertext) + Array(box.tag)
+        session = UInt32(nonce[0]) << 24 | UInt32(nonce[1]) << 16 | UInt32(nonce[2]) << 8 | UInt32(nonce[3])
+        requestNonce = nonce
+        self.context = context
+        self.tag = tag
+        self.key = key.withUnsafeBytes { SecretBytes($0) }
+    }
+
+    /// `init(beacon:tag:account:requester:using:)` with the system's secure generator.
+    public init(beacon: RecognizedBeacon, tag: [UInt8], account: AccountKey, requester: DeviceID) {
+        var generator = SystemRandomNumberGenerator()
+        self.init(beacon: beacon, tag: tag, account: account, requester: requester, using: &generator)
+    }
+
+    /// Opens the reassembled response.
+    /// - Throws: `ContinuationError`: refused, malformed, not authentic, or an invalid payload.
+    public func open(response: [UInt8]) throws(ContinuationError) -> ActivityPayload {
+        guard response.count >= 2 else { throw .malformedResponse("\(response.count) bytes") }
+        guard response[0] == ContinuationFormat.versionByte else {
+            throw .malformedResponse("version byte 0x\(String(response[0], radix: 16))")
+        }
+        guard let status = ContinuationStatus(rawValue: response[1]) else {
+            throw .malformedResponse("unknown status \(response[1])")
+        }
+        guard status == .ok else {
+            guard response.count == 2 else { throw .malformedResponse("a refusal with a body") }
+            throw .refused(status)
+        }
+        guard response.count >= 2 + 12 + 16 else { throw .malformedResponse("\(response.count) bytes") }
+        let plaintext: [UInt8]
+        do {
+            let box = try ChaChaPoly.SealedBox(
+                nonce: ChaChaPoly.Nonce(data: response[2..<14]), ciphertext: response[14..<(response.count - 16)],
+                tag: response[(response.count - 16)...])
+            let key = self.key.withUnsafeBytes { SymmetricKey(data: $0) }
+            plaintext = Array(
+                try ChaChaPoly.open(
+                    box, using: key,
+                    authenticating: ContinuationFormat.responseLabel + context + tag + requestNonce))
+        } catch {
+            throw .authenticationFailed
+        }
+        do { return try ActivityPayload(decoding: plaintext) } catch { throw .invalidPayload(error) }
+    }
+
+    static func bigEndian(_ value: UInt32) -> [UInt8] {
+        [UInt8(value >> 24), UInt8(truncatingIfNeeded: value >> 16), UInt8(truncatingIfNeeded: value >> 8),
+         UInt8(truncatingIfNeeded: value)]
+    }
+}
