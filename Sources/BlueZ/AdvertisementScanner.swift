@@ -13,6 +13,12 @@ import Synchronization
 /// The work happens synchronously in the object manager's observer, on the
 /// D-Bus connection's thread; only the finished events cross to the consumer.
 /// The event buffer is bounded (oldest dropped), so a flood cannot grow memory.
+///
+/// With a `coalescing` interval, events are handed over in batches: the first
+/// event of a batch starts the interval, and when it ends every event gathered
+/// meanwhile goes to `events` at once, in order. The consumer then wakes once
+/// per batch instead of once per advertisement, which is most of what a report
+/// costs at a few thousand a second; each event is late by at most the interval.
 public final class AdvertisementScanner: Sendable {
     /// Scan events, in the order bluetoothd sent the changes.
     public let events: AsyncStream<ScanEvent>
@@ -22,8 +28,13 @@ public final class AdvertisementScanner: Sendable {
         var reported: [DBusObjectPath: String] = [:]
         var reports: UInt64 = 0
         var dropped: UInt64 = 0
+        /// Events waiting for the end of the coalescing interval.
+        var pending: [ScanEvent] = []
+        var flushScheduled = false
     }
     private let companyID: UInt16
+    private let coalescing: Duration
+    private let bufferSize: Int
     private let state: Mutex<State>
     private let continuation: AsyncStream<ScanEvent>.Continuation
     private let token: Mutex<ObserverToken?> = Mutex(nil)
@@ -32,8 +43,15 @@ public final class AdvertisementScanner: Sendable {
     /// - Parameters:
     ///   - adapter: the adapter whose devices count; nil reports nothing until `setAdapter`.
     ///   - bufferSize: events kept for a slow consumer before the oldest are dropped.
-    public init(manager: BlueZObjectManager, adapter: DBusObjectPath?, companyID: UInt16, bufferSize: Int = 4096) {
+    ///   - coalescing: how long events may wait to be handed over together; zero
+    ///     hands each one over at once.
+    public init(
+        manager: BlueZObjectManager, adapter: DBusObjectPath?, companyID: UInt16, bufferSize: Int = 4096,
+        coalescing: Duration = .zero
+    ) {
         self.companyID = companyID
+        self.coalescing = coalescing
+        self.bufferSize = max(1, bufferSize)
         self.state = Mutex(State(adapter: adapter))
         (events, continuation) = AsyncStream<ScanEvent>.makeStream(bufferingPolicy: .bufferingNewest(bufferSize))
         let token = manager.observe { [weak self] event in self?.handle(event) }
@@ -45,9 +63,10 @@ public final class AdvertisementScanner: Sendable {
         continuation.finish()
     }
 
-    /// Stops reporting and finishes `events`.
+    /// Stops reporting and finishes `events` (after the events still gathered).
     public func stop() {
         token.withLock { $0?.cancel() }
+        flush()
         continuation.finish()
     }
 
@@ -69,9 +88,43 @@ public final class AdvertisementScanner: Sendable {
     }
 
     private func emit(_ event: ScanEvent) {
-        if case .dropped = continuation.yield(event) {
-            state.withLock { $0.dropped += 1 }
+        guard coalescing > .zero else {
+            if case .dropped = continuation.yield(event) {
+                state.withLock { $0.dropped += 1 }
+            }
+            return
         }
+        let startInterval = state.withLock { state -> Bool in
+            state.pending.append(event)
+            // A batch as large as the buffer goes at once rather than growing.
+            if state.pending.count >= bufferSize { hand(&state) }
+            guard !state.flushScheduled else { return false }
+            state.flushScheduled = true
+            return true
+        }
+        guard startInterval else { return }
+        let interval = coalescing
+        Task { [weak self] in
+            try? await Task.sleep(for: interval)
+            self?.flush()
+        }
+    }
+
+    /// Hands the gathered events to `events`.
+    private func flush() {
+        state.withLock { state in
+            state.flushScheduled = false
+            hand(&state)
+        }
+    }
+
+    /// Yields the gathered events. Under the state lock, so that batches stay in
+    /// order; `yield` only enqueues the consumer, it never calls back into us.
+    private func hand(_ state: inout State) {
+        for event in state.pending {
+            if case .dropped = continuation.yield(event) { state.dropped += 1 }
+        }
+        state.pending.removeAll(keepingCapacity: true)
     }
 
     private func handle(_ event: BlueZObjectManager.Event) {
@@ -103,14 +156,13 @@ public final class AdvertisementScanner: Sendable {
     private func report(_ path: DBusObjectPath, _ properties: [String: DBusValue]) {
         guard let adapter = state.withLock({ $0.adapter }), path.isDescendant(of: adapter),
             let value = properties["ManufacturerData"],
-            let manufacturerData = try? Device1.manufacturerData(from: value),
-            let data = manufacturerData[companyID],
+            let data = Self.manufacturerData(value, company: companyID),
             case .string(let address)? = properties["Address"]
         else { return }
         let addressType: String = if case .string(let t)? = properties["AddressType"] { t } else { "public" }
         let rssi: Int16? = if case .int16(let r)? = properties["RSSI"] { r } else { nil }
         state.withLock {
-            $0.reported[path] = address
+            if $0.reported[path] == nil { $0.reported[path] = address }
             $0.reports += 1
         }
         emit(
@@ -118,5 +170,18 @@ public final class AdvertisementScanner: Sendable {
                 AdvertisementReport(
                     adapter: adapter, device: path, address: address, addressType: addressType, rssi: rssi,
                     companyID: companyID, data: data, receivedAt: .now)))
+    }
+
+    /// The bytes filed under `company` in a `ManufacturerData` value (`a{qv}`
+    /// whose variants hold `ay`), or nil when there are none or they are not
+    /// bytes. Other companies' entries are not read: this runs for every
+    /// report, and building a dictionary of every company's data would cost an
+    /// allocation per entry.
+    static func manufacturerData(_ value: DBusValue, company: UInt16) -> [UInt8]? {
+        guard case .array(.dictEntry(.uint16, .variant), let entries) = value else { return nil }
+        var found: [UInt8]?
+        // The last entry wins on a repeated key, as in a dictionary.
+        for case .dictEntry(.uint16(company), let data) in entries { found = data.bytes }
+        return found
     }
 }

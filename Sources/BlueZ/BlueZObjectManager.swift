@@ -34,7 +34,11 @@ public final class BlueZObjectManager: Sendable {
     private struct State {
         var objects: [DBusObjectPath: Interfaces] = [:]
         var owner: String?
-        var observers: [UInt64: @Sendable (Event) -> Void] = [:]
+        var observers: [UInt64: @Sendable (Event) -> Void] = [:] {
+            didSet { observerList = Array(observers.values) }
+        }
+        /// `observers.values`, kept ready: signals are delivered at bus rate.
+        var observerList: [@Sendable (Event) -> Void] = []
         var nextObserver: UInt64 = 0
         var stopped = false
     }
@@ -148,10 +152,15 @@ public final class BlueZObjectManager: Sendable {
 
     private func notify(_ events: [Event]) {
         guard !events.isEmpty else { return }
-        let observers = state.withLock { Array($0.observers.values) }
+        let observers = state.withLock { $0.observerList }
         for event in events {
             for observer in observers { observer(event) }
         }
+    }
+
+    private func notify(_ event: Event) {
+        let observers = state.withLock { $0.observerList }
+        for observer in observers { observer(event) }
     }
 
     // MARK: Applying changes
@@ -213,7 +222,7 @@ public final class BlueZObjectManager: Sendable {
             state.withLock { state in
                 state.objects[object, default: [:]].merge(interfaces) { old, new in old.merging(new) { _, n in n } }
             }
-            notify([.interfacesAdded(object, interfaces)])
+            notify(.interfacesAdded(object, interfaces))
         case ("org.freedesktop.DBus.ObjectManager", "InterfacesRemoved"):
             guard message.body.count == 2, case .objectPath(let object) = message.body[0],
                 let names = message.body[1].arrayElements?.compactMap(\.string)
@@ -222,23 +231,19 @@ public final class BlueZObjectManager: Sendable {
                 for name in names { state.objects[object]?[name] = nil }
                 if state.objects[object]?.isEmpty == true { state.objects[object] = nil }
             }
-            notify([.interfacesRemoved(object, names)])
+            notify(.interfacesRemoved(object, names))
         case ("org.freedesktop.DBus.Properties", "PropertiesChanged"):
             guard message.body.count == 3, case .string(let interface) = message.body[0],
                 let changed = message.body[1].vardict,
                 let invalidated = message.body[2].arrayElements?.compactMap(\.string)
             else { return }
+            // In place: copying the interface's properties per signal would cost a
+            // dictionary copy at the rate bluetoothd reports advertisements.
             let current: [String: DBusValue]? = state.withLock { state in
-                guard var properties = state.objects[path]?[interface] else { return nil }
-                properties.merge(changed) { _, new in new }
-                for name in invalidated { properties[name] = nil }
-                state.objects[path]![interface] = properties
-                return properties
+                state.objects[path]?[interface]?.apply(changed: changed, invalidated: invalidated)
             }
             guard let current else { return }
-            notify([
-                .propertiesChanged(path, interface: interface, changed: changed, invalidated: invalidated, current: current)
-            ])
+            notify(.propertiesChanged(path, interface: interface, changed: changed, invalidated: invalidated, current: current))
         default:
             return
         }
@@ -262,6 +267,15 @@ public final class BlueZObjectManager: Sendable {
             out[path] = parsed
         }
         return out
+    }
+}
+
+extension [String: DBusValue] {
+    /// Applies a `PropertiesChanged` in place and returns the result.
+    fileprivate mutating func apply(changed: [String: DBusValue], invalidated: [String]) -> Self {
+        for (name, value) in changed { self[name] = value }
+        for name in invalidated { self[name] = nil }
+        return self
     }
 }
 

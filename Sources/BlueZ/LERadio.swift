@@ -23,6 +23,10 @@ public actor LERadio {
         /// Advertising interval bounds in milliseconds, if set.
         public var minInterval: UInt32?
         public var maxInterval: UInt32?
+        /// How long scan events may wait to be handed over together (see
+        /// `AdvertisementScanner`): fewer wakeups of the consumer under heavy
+        /// traffic, for at most this much delay. Zero hands each over at once.
+        public var reportCoalescing: Duration = .milliseconds(10)
         /// The first retry delay after a failure; it doubles up to `maximumRetryDelay`.
         public var retryDelay: Duration = .milliseconds(250)
         public var maximumRetryDelay: Duration = .seconds(5)
@@ -91,7 +95,9 @@ public actor LERadio {
         self.configuration = configuration
         self.logger = logger
         self.retryDelay = configuration.retryDelay
-        self.scanner = AdvertisementScanner(manager: manager, adapter: nil, companyID: configuration.companyID)
+        self.scanner = AdvertisementScanner(
+            manager: manager, adapter: nil, companyID: configuration.companyID,
+            coalescing: configuration.reportCoalescing)
     }
 
     /// The scan events of the chosen adapter.

@@ -12,15 +12,18 @@ public final class SimulatedBlueZ: Sendable {
     public let process: TestProcess
     public let control: DBusConnection
 
-    /// Starts the simulator and waits until it owns `org.bluez`.
+    /// Starts the simulator and waits until it owns `org.bluez` and then its
+    /// control name (which it takes second), so that both can be called at once.
     public init(bus: PrivateBus, arguments: [String] = []) async throws {
         self.bus = bus
         control = try await DBusConnection.connect(to: .address(bus.address))
         let owners = try await control.nameOwnerChanges(of: "org.bluez")
+        let controlOwners = try await control.nameOwnerChanges(of: Self.controlName)
         process = try TestProcess(
             try BuiltProducts.path(of: "handoff-sim-bluez"), ["--bus", bus.address] + arguments,
             environment: bus.environment)
         for try await owner in owners where owner != nil { break }
+        for try await owner in controlOwners where owner != nil { break }
     }
 
     /// Kills the simulator (like `kill -9 bluetoothd`).

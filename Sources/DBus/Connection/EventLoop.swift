@@ -20,6 +20,8 @@ final class EventLoop: @unchecked Sendable {
     private let epollFD: Int32
     private let wakeFD: Int32
     private let queue = Mutex<(jobs: [Job], closed: Bool)>(([], false))
+    /// The loop thread's `pthread_self()`, once it runs (0 before).
+    private let loopThread = Atomic<UInt>(0)
     /// Set by the loop thread just before it exits.
     private let exited = Mutex<(done: Bool, waiters: [CheckedContinuation<Void, Never>])>((false, []))
 
@@ -72,7 +74,14 @@ final class EventLoop: @unchecked Sendable {
     }
 
     /// Wakes the loop from `epoll_wait`.
+    ///
+    /// On the loop thread itself this does nothing: the loop runs its jobs and
+    /// dispatches libdbus's queue before it waits again. That matters because
+    /// libdbus calls its wakeup function (which lands here) for every message it
+    /// queues while reading, so a busy connection would otherwise pay a `write`
+    /// and an extra `epoll_wait` round per received message.
     func wake() {
+        if isLoopThread { return }
         var one: UInt64 = 1
         _ = write(wakeFD, &one, 8)
     }
@@ -98,6 +107,7 @@ final class EventLoop: @unchecked Sendable {
             { raw in
                 let start = Unmanaged<Start>.fromOpaque(raw!).takeRetainedValue()
                 cdbus_set_thread_name("dbus-loop")
+                start.loop.loopThread.store(pthread_self(), ordering: .relaxed)
                 start.setup()
                 start.loop.run()
                 return nil
@@ -118,6 +128,11 @@ final class EventLoop: @unchecked Sendable {
             }
             if done { continuation.resume() }
         }
+    }
+
+    /// True when called on this loop's own thread.
+    var isLoopThread: Bool {
+        pthread_self() == loopThread.load(ordering: .relaxed)
     }
 
     // MARK: Loop thread

@@ -67,7 +67,7 @@ struct MessageDecoder {
             switch type {
             case .structure: CDBUS_TYPE_STRUCT
             case .dictEntry: CDBUS_TYPE_DICT_ENTRY
-            default: Int32(type.code.asciiValue!)
+            default: Int32(type.codeByte)
             }
         guard actual == expected else {
             throw .typeMismatch(
@@ -169,6 +169,8 @@ struct MessageDecoder {
                 innerType = basic
             } else if code == Int32(UInt8(ascii: "v")) {
                 innerType = .variant
+            } else if let simple = Self.simpleArrayType(&sub) {
+                innerType = simple
             } else {
                 guard let raw = dbus_message_iter_get_signature(&sub) else {
                     throw .invalidValue("variant without a signature")
@@ -181,6 +183,37 @@ struct MessageDecoder {
             }
             return .variant(try decodeValue(&sub, as: innerType))
         }
+    }
+
+    /// The type of the array at `iter` when it is one of the shapes that fill
+    /// property values (`ay`, `as`, `a{qv}`, `a{sv}`, …: an array of a basic
+    /// type, or a non-empty dictionary from a basic type to a basic type or a
+    /// variant), read from the iterator; nil for anything else. That spares the
+    /// signature string libdbus would allocate for each such variant.
+    private static func simpleArrayType(_ iter: inout DBusMessageIter) -> DBusType? {
+        guard dbus_message_iter_get_arg_type(&iter) == CDBUS_TYPE_ARRAY else { return nil }
+        let element = dbus_message_iter_get_element_type(&iter)
+        if let basic = DBusType.basic(code: UInt8(truncatingIfNeeded: element)) { return .array(basic) }
+        guard element == CDBUS_TYPE_DICT_ENTRY else { return nil }
+        // An empty dictionary has no entry to look at: the caller reads the signature.
+        var entries = DBusMessageIter()
+        dbus_message_iter_recurse(&iter, &entries)
+        guard dbus_message_iter_get_arg_type(&entries) == CDBUS_TYPE_DICT_ENTRY else { return nil }
+        var entry = DBusMessageIter()
+        dbus_message_iter_recurse(&entries, &entry)
+        guard let key = DBusType.basic(code: UInt8(truncatingIfNeeded: dbus_message_iter_get_arg_type(&entry))),
+            dbus_message_iter_next(&entry) != 0
+        else { return nil }
+        let valueCode = dbus_message_iter_get_arg_type(&entry)
+        let value: DBusType
+        if let basic = DBusType.basic(code: UInt8(truncatingIfNeeded: valueCode)) {
+            value = basic
+        } else if valueCode == CDBUS_TYPE_VARIANT {
+            value = .variant
+        } else {
+            return nil
+        }
+        return .array(.dictEntry(key: key, value: value))
     }
 
     private func readString(_ iter: inout DBusMessageIter) -> String {

@@ -34,6 +34,30 @@ public indirect enum DBusType: Sendable, Hashable {
         }
     }
 
+    /// `code` as its ASCII byte, for the decoder's hot path (a `Character`'s
+    /// `asciiValue` goes through the string machinery).
+    var codeByte: UInt8 {
+        switch self {
+        case .byte: UInt8(ascii: "y")
+        case .boolean: UInt8(ascii: "b")
+        case .int16: UInt8(ascii: "n")
+        case .uint16: UInt8(ascii: "q")
+        case .int32: UInt8(ascii: "i")
+        case .uint32: UInt8(ascii: "u")
+        case .int64: UInt8(ascii: "x")
+        case .uint64: UInt8(ascii: "t")
+        case .double: UInt8(ascii: "d")
+        case .string: UInt8(ascii: "s")
+        case .objectPath: UInt8(ascii: "o")
+        case .signature: UInt8(ascii: "g")
+        case .unixFD: UInt8(ascii: "h")
+        case .variant: UInt8(ascii: "v")
+        case .array: UInt8(ascii: "a")
+        case .dictEntry: UInt8(ascii: "{")
+        case .structure: UInt8(ascii: "(")
+        }
+    }
+
     /// True for the types that may be dict-entry keys: every type that is not a container.
     public var isBasic: Bool {
         switch self {

@@ -120,9 +120,11 @@ extension DBusValue {
 
     /// An `a{sv}` as a Swift dictionary of the variants' contents.
     public var vardict: [String: DBusValue]? {
-        guard let entries = dictionaryEntries else { return nil }
+        guard case .array(.dictEntry, let elements) = unwrapped else { return nil }
         var out: [String: DBusValue] = [:]
-        for (key, value) in entries {
+        out.reserveCapacity(elements.count)
+        for element in elements {
+            guard case .dictEntry(let key, let value) = element else { continue }
             guard case .string(let k) = key else { return nil }
             if case .variant(let inner) = value { out[k] = inner } else { out[k] = value }
         }
