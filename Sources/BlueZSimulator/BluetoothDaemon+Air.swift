@@ -47,10 +47,7 @@ extension BluetoothDaemon {
         let jitter = configuration.rssiJitter
         report.rssi = configuration.rssi + (jitter > 0 ? Int16.random(in: -jitter...jitter, using: &random) : 0)
         report.rssi = min(20, max(-127, report.rssi))
-        let latency = configuration.latency
-        let lower = Double(latency.lowerBound.components.seconds) + Double(latency.lowerBound.components.attoseconds) / 1e18
-        let upper = Double(latency.upperBound.components.seconds) + Double(latency.upperBound.components.attoseconds) / 1e18
-        let delay = Duration.seconds(upper > lower ? Double.random(in: lower...upper, using: &random) : lower)
+        let delay = airLatency()
         let delivered = report
         Task { [weak self] in
             try? await Task.sleep(for: delay)

@@ -124,17 +124,6 @@ final class RemoteDevice {
         return DBusInterface(Self.interface, methods: methods, properties: properties)
     }
 
-    /// The methods of a simulated Device1: connections are not modelled.
-    static func methods() -> [DBusMethod] {
-        let notModelled = "the simulator does not model connections"
-        return [
-            DBusMethod("Connect") { _ in throw BlueZError.notSupported(notModelled) },
-            DBusMethod("Disconnect") { _ in [] },
-            DBusMethod("Pair") { _ in throw BlueZError.notSupported(notModelled) },
-            DBusMethod("CancelPairing") { _ in throw BlueZError.doesNotExist() },
-        ]
-    }
-
     /// The stored values for `changed` properties this object declares.
     func storable(_ changed: [String: DBusValue]) -> [String: DBusValue] {
         changed.filter { declared.contains($0.key) }

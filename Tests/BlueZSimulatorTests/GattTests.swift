@@ -56,6 +56,14 @@ import Testing
         return try #require(found)
     }
 
+    /// A peer serving `characteristics` on hci0 and advertising there, and hci1 connected to it.
+    static func connectedApplication(_ h: H) async throws -> (DBusConnection, TestGattApplication, DBusObjectPath) {
+        let peer = try await h.connect()
+        let app = try await TestGattApplication(on: peer, characteristics: characteristics)
+        try await register(h, app)
+        return (peer, app, try await connect(h, advertiser: peer))
+    }
+
     static func remote(_ device: DBusObjectPath, _ suffix: String) throws -> DBusObjectPath {
         try DBusObjectPath(device.rawValue + "/" + suffix)
     }
@@ -64,10 +72,7 @@ import Testing
 
     @Test func registrationReadsTheTreeAndConnectedDevicesSeeIt() async throws {
         try await H.run(Self.fast) { h in
-            let peer = try await h.connect()
-            let app = try await TestGattApplication(on: peer, characteristics: Self.characteristics)
-            try await Self.register(h, app)
-            let device = try await Self.connect(h, advertiser: peer)
+            let (peer, _, device) = try await Self.connectedApplication(h)
             let objects = try await h.managedObjects()
             // bluetoothd's own GATT and Device Information services, then the application's.
             let service = try Self.remote(device, "service0015")
@@ -221,10 +226,7 @@ import Testing
 
     @Test func disconnectKeepsTheObjectsUntilTheDeviceGoes() async throws {
         try await H.run(Self.fast) { h in
-            let peer = try await h.connect()
-            let app = try await TestGattApplication(on: peer, characteristics: Self.characteristics)
-            try await Self.register(h, app)
-            let device = try await Self.connect(h, advertiser: peer)
+            let (peer, app, device) = try await Self.connectedApplication(h)
             let response = try Self.remote(device, "service0015/char001a")
             try await h.call(response, Self.characteristicInterface, "StartNotify")
             try await eventually("StartNotify at the application") { !app.calls("StartNotify").isEmpty }
@@ -266,10 +268,7 @@ import Testing
             Self.fast(&$0)
             $0.temporaryTimeout = .milliseconds(400)
         }) { h in
-            let peer = try await h.connect()
-            let app = try await TestGattApplication(on: peer, characteristics: Self.characteristics)
-            try await Self.register(h, app)
-            let device = try await Self.connect(h, advertiser: peer)
+            let (peer, _, device) = try await Self.connectedApplication(h)
             try await h.call(H.hci1, H.adapterInterface, "StopDiscovery")
             // Connected: no expiry.
             try await settle(.milliseconds(700))
@@ -332,10 +331,7 @@ import Testing
 
     @Test func readsAndWritesReachTheApplicationWithBluetoothdsOptions() async throws {
         try await H.run(Self.fast) { h in
-            let peer = try await h.connect()
-            let app = try await TestGattApplication(on: peer, characteristics: Self.characteristics)
-            try await Self.register(h, app)
-            let device = try await Self.connect(h, advertiser: peer)
+            let (peer, app, device) = try await Self.connectedApplication(h)
             let request = try Self.remote(device, "service0015/char0016")
             let command = try Self.remote(device, "service0015/char0018")
             let response = try Self.remote(device, "service0015/char001a")
@@ -390,10 +386,7 @@ import Testing
 
     @Test func applicationErrorsComeBackAsBluetoothdMapsThem() async throws {
         try await H.run(Self.fast) { h in
-            let peer = try await h.connect()
-            let app = try await TestGattApplication(on: peer, characteristics: Self.characteristics)
-            try await Self.register(h, app)
-            let device = try await Self.connect(h, advertiser: peer)
+            let (peer, app, device) = try await Self.connectedApplication(h)
             let request = try Self.remote(device, "service0015/char0016")
             let command = try Self.remote(device, "service0015/char0018")
             // What the application throws → what the remote caller gets (all seen on the rig).
@@ -434,10 +427,7 @@ import Testing
 
     @Test func valuesOverTheLimitsAreRefusedAsOn566() async throws {
         try await H.run(Self.fast) { h in
-            let peer = try await h.connect()
-            let app = try await TestGattApplication(on: peer, characteristics: Self.characteristics)
-            try await Self.register(h, app)
-            let device = try await Self.connect(h, advertiser: peer)
+            let (peer, app, device) = try await Self.connectedApplication(h)
             let request = try Self.remote(device, "service0015/char0016")
             let command = try Self.remote(device, "service0015/char0018")
             let response = try Self.remote(device, "service0015/char001a")
@@ -474,10 +464,7 @@ import Testing
             Self.fast(&$0)
             $0.attMTU = 23
         }) { h in
-            let peer = try await h.connect()
-            let app = try await TestGattApplication(on: peer, characteristics: Self.characteristics)
-            try await Self.register(h, app)
-            let device = try await Self.connect(h, advertiser: peer)
+            let (peer, app, device) = try await Self.connectedApplication(h)
             let request = try Self.remote(device, "service0015/char0016")
             let response = try Self.remote(device, "service0015/char001a")
             #expect(try await h.get(request, Self.characteristicInterface, "MTU") == .uint16(23))
@@ -508,10 +495,7 @@ import Testing
 
     @Test func notificationsFollowStartAndStopNotify() async throws {
         try await H.run(Self.fast) { h in
-            let peer = try await h.connect()
-            let app = try await TestGattApplication(on: peer, characteristics: Self.characteristics)
-            try await Self.register(h, app)
-            let device = try await Self.connect(h, advertiser: peer)
+            let (peer, app, device) = try await Self.connectedApplication(h)
             let request = try Self.remote(device, "service0015/char0016")
             let response = try Self.remote(device, "service0015/char001a")
             let values = try await SignalLog(
@@ -561,10 +545,7 @@ import Testing
             $0.disconnectDelay = .milliseconds(20)
             $0.latency = .milliseconds(1) ... .milliseconds(15)
         }) { h in
-            let peer = try await h.connect()
-            let app = try await TestGattApplication(on: peer, characteristics: Self.characteristics)
-            try await Self.register(h, app)
-            let device = try await Self.connect(h, advertiser: peer)
+            let (peer, app, device) = try await Self.connectedApplication(h)
             let response = try Self.remote(device, "service0015/char001a")
             let values = try await SignalLog(
                 h.client, DBusMatchRule(sender: H.bluez, interface: H.properties, member: "PropertiesChanged", path: response))
@@ -583,10 +564,7 @@ import Testing
 
     @Test func aClientLeavingEndsItsNotificationSession() async throws {
         try await H.run(Self.fast) { h in
-            let peer = try await h.connect()
-            let app = try await TestGattApplication(on: peer, characteristics: Self.characteristics)
-            try await Self.register(h, app)
-            let device = try await Self.connect(h, advertiser: peer)
+            let (peer, app, device) = try await Self.connectedApplication(h)
             let response = try Self.remote(device, "service0015/char001a")
             let listener = try await h.connect()
             try await h.call(response, Self.characteristicInterface, "StartNotify", from: listener)
