@@ -12,11 +12,11 @@ import SystemPackage
 /// - Loading refuses files that group or others can access, that another
 ///   user owns, or that are not regular files, with an error naming the file
 ///   and the fix (`chmod 600 …`).
-/// - Saving is atomic: a temporary file in the same directory, created with
-///   mode 0600, is written, flushed with `fsync`, renamed over the target
-///   (or linked, when not replacing, so an existing key is never clobbered),
-///   and the directory is flushed too. A crash leaves the old file or the new
-///   one, never a mix.
+/// - Saving is atomic (`AtomicFile`): a temporary file in the same directory,
+///   created with mode 0600, is written, flushed with `fsync`, renamed over the
+///   target (or linked, when not replacing, so an existing key is never
+///   clobbered), and the directory is flushed too. A crash leaves the old file
+///   or the new one, never a mix.
 /// - Truncated or corrupt files give a clear error, never a crash.
 public struct AccountKeyStore: Sendable {
     /// The directory holding the key files.
@@ -81,31 +81,12 @@ public struct AccountKeyStore: Sendable {
     public func save(_ file: AccountKeyFile, replacing: Bool = false) throws(AccountKeyStoreError) {
         let path = try path(for: file.key.name)
         try createDirectory()
-        var random = SystemRandomNumberGenerator()
-        let temporary = directory.appending(".\(file.key.name).\(UInt64.random(in: .min ... .max, using: &random)).tmp")
         do {
-            let descriptor = try FileDescriptor.open(
-                temporary, .writeOnly, options: [.create, .exclusiveCreate, .closeOnExec, .noFollow],
-                permissions: .ownerReadWrite
-            )
-            try descriptor.closeAfter {
-                // The umask can only remove bits; make the mode exactly 0600 anyway.
-                guard fchmod(descriptor.rawValue, 0o600) == 0 else { throw Errno(rawValue: errno) }
-                _ = try descriptor.writeAll(Array(file.encoded().utf8))
-                guard fsync(descriptor.rawValue) == 0 else { throw Errno(rawValue: errno) }
-            }
+            try AtomicFile.write(Array(file.encoded().utf8), to: path, mode: 0o600, replacing: replacing)
         } catch {
-            unlink(temporary.string)
-            throw .system(operation: "write", path: temporary.string, errno: error as? Errno ?? .ioError)
+            if error == .fileExists, !replacing { throw .alreadyExists(name: file.key.name, path: path.string) }
+            throw .system(operation: "save", path: path.string, errno: error)
         }
-        let result = replacing ? rename(temporary.string, path.string) : link(temporary.string, path.string)
-        let failure = errno
-        if !replacing || result != 0 { unlink(temporary.string) }
-        if result != 0 {
-            if failure == EEXIST { throw .alreadyExists(name: file.key.name, path: path.string) }
-            throw .system(operation: replacing ? "rename into" : "link into", path: path.string, errno: Errno(rawValue: failure))
-        }
-        try syncDirectory()
     }
 
     /// Removes the key file of `name`.

@@ -113,6 +113,18 @@ final class TemporaryDirectory {
         #expect(directory.entries() == ["Home.handoff-key"])
     }
 
+    @Test("A save that fails names the file and the cause, and leaves no temporary file")
+    func failedSave() throws {
+        let directory = TemporaryDirectory()
+        let store = AccountKeyStore(directory: directory.path)
+        // A directory where the key file should go: renaming a file over it fails.
+        let target = directory.path.appending("Home.handoff-key")
+        #expect(mkdir(target.string, 0o700) == 0)
+        #expect(error { try store.save(Self.file, replacing: true) } == .system(operation: "save", path: target.string, errno: .isDirectory))
+        #expect(error { try store.save(Self.file) } == .alreadyExists(name: "Home", path: target.string))
+        #expect(directory.entries() == ["Home.handoff-key"])
+    }
+
     @Test("Saving creates missing directories with mode 0700")
     func createsDirectory() throws {
         let directory = TemporaryDirectory()
