@@ -110,6 +110,7 @@ let package = Package(
         // MARK: Benchmarks and fuzzing (run by `make bench`, `make fuzz`)
         .executableTarget(name: "DBusBench", dependencies: ["DBus"]),
         .executableTarget(name: "BeaconBench", dependencies: ["HandoffCore"]),
+        .executableTarget(name: "ScanBench", dependencies: ["BlueZ", "DBus"]),
         .executableTarget(name: "BeaconFuzz", dependencies: ["HandoffCore"]),
 
         // MARK: Simulated bluetoothd for tests and demos (shares no code with BlueZ)

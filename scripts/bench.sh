@@ -1,12 +1,18 @@
 #!/usr/bin/env bash
 # make bench: measures the DBus module against python3-dbus on a private bus,
-# counts an idle connection's wakeups, runs BeaconBench, and writes every
-# figure to docs/BENCHMARKS.md.
+# counts an idle connection's wakeups, measures the BlueZ layer's scanner against
+# a bare libdbus client on the simulator's flood, runs BeaconBench, and writes
+# every figure to docs/BENCHMARKS.md.
 #
 # Environment (all optional):
 #   BENCH_SECONDS       length of each throughput run (default 2.5)
 #   BENCH_ROUNDS        runs of each throughput scenario; the best is kept (default 2)
 #   BENCH_IDLE_SECONDS  length of each idle measurement (default 5)
+#   BENCH_SCAN_SECONDS  length of each paced scanner run, at 1k/s and 5k/s (default 10)
+#   BENCH_SCAN_MAX_REPORTS  reports in the unpaced scanner run (default 100000)
+#   BENCH_SCAN_DEVICES  devices the flood cycles through (default 100)
+#   BENCH_SCAN_ROUNDS   runs of each scanner scenario, each its own row (default 1)
+#   BENCH_SECTIONS      which sections to run and write (default "dbus idle scan beacon")
 #   BENCH_OUT           where to write (default docs/BENCHMARKS.md)
 #   SWIFT, SWIFT_FLAGS  as in the Makefile (e.g. SWIFT_FLAGS="--scratch-path .build-x")
 #
@@ -19,6 +25,11 @@ read -r -a swift_flags <<<"${SWIFT_FLAGS:-}"
 run_seconds=${BENCH_SECONDS:-2.5}
 rounds=${BENCH_ROUNDS:-2}
 idle_seconds=${BENCH_IDLE_SECONDS:-5}
+scan_seconds=${BENCH_SCAN_SECONDS:-10}
+scan_max_reports=${BENCH_SCAN_MAX_REPORTS:-100000}
+scan_devices=${BENCH_SCAN_DEVICES:-100}
+scan_rounds=${BENCH_SCAN_ROUNDS:-1}
+sections=" ${BENCH_SECTIONS:-dbus idle scan beacon} "
 out=${BENCH_OUT:-docs/BENCHMARKS.md}
 python=/usr/bin/python3
 peer=Tests/DBusTests/Peers/peer.py
@@ -39,6 +50,8 @@ trap cleanup EXIT
 trap 'exit 130' INT TERM
 
 say() { echo "bench: $*" >&2; }
+# wants SECTION: true when SECTION is to be run.
+wants() { [[ "$sections" == *" $1 "* ]]; }
 
 # start OUT ERR CMD…: runs CMD in the background as a new process group; sets $started_pid.
 start() {
@@ -50,10 +63,14 @@ start() {
 }
 
 # --- Build -----------------------------------------------------------------------
-say "building DBusBench and BeaconBench (release)"
-"$SWIFT" build -c release "${swift_flags[@]}" --product DBusBench >&2
-"$SWIFT" build -c release "${swift_flags[@]}" --product BeaconBench >&2
+say "building DBusBench, ScanBench, handoff-sim-bluez and BeaconBench (release)"
+for product in DBusBench ScanBench handoff-sim-bluez BeaconBench; do
+    "$SWIFT" build -c release "${swift_flags[@]}" --product "$product" >&2
+done
 bin=$("$SWIFT" build -c release "${swift_flags[@]}" --show-bin-path)
+# The scanner's floor: a bare libdbus client in C.
+# shellcheck disable=SC2046 # pkg-config's flags are words
+cc -O2 -o "$work/scan-floor" scripts/bench/scan-floor.c $(pkg-config --cflags --libs dbus-1)
 
 # --- Header facts (taken before anything runs) -------------------------------------
 started=$(date -u '+%Y-%m-%d %H:%M UTC')
@@ -63,6 +80,8 @@ kernel=$(uname -sr)
 swift_version=$("$SWIFT" --version 2>/dev/null | head -1)
 load_before=$(cut -d' ' -f1-3 /proc/loadavg)
 daemon_version=$(dbus-daemon --version | head -1)
+libdbus_version=$(pkg-config --modversion dbus-1)
+cc_version=$(cc --version | head -1)
 python_dbus=$("$python" -c 'import dbus, sys; print("python3-dbus %s, Python %s" % (dbus.__version__, sys.version.split()[0]))')
 
 # --- A private bus -------------------------------------------------------------------
@@ -84,6 +103,7 @@ cat >"$work/bus.conf" <<EOF
 EOF
 start "$work/address" "$work/bus.log" \
     dbus-daemon --config-file="$work/bus.conf" --nofork --nopidfile --nosyslog --print-address=1
+bus_pid=$started_pid
 for _ in $(seq 100); do
     [[ -s "$work/address" ]] && break
     sleep 0.1
@@ -94,13 +114,16 @@ DBUS_SESSION_BUS_ADDRESS=$(head -1 "$work/address")
 say "private bus at $DBUS_SESSION_BUS_ADDRESS"
 
 # --- Throughput: DBusBench against python3-dbus ----------------------------------------------
-say "calls and signals: ${rounds} rounds, ${run_seconds} s per run"
-start "$work/report.md" /dev/stderr "$bin/DBusBench" report --peer "$peer" --python "$python" \
-    --seconds "$run_seconds" --rounds "$rounds"
-if wait "$started_pid" && [[ -s "$work/report.md" ]]; then
-    dbus_section=$(cat "$work/report.md")
-else
-    dbus_section=$'## D-Bus: the DBus module against python3-dbus\n\n`DBusBench report` failed; see the output of `make bench`.'
+dbus_section=""
+if wants dbus; then
+    say "calls and signals: ${rounds} rounds, ${run_seconds} s per run"
+    start "$work/report.md" /dev/stderr "$bin/DBusBench" report --peer "$peer" --python "$python" \
+        --seconds "$run_seconds" --rounds "$rounds"
+    if wait "$started_pid" && [[ -s "$work/report.md" ]]; then
+        dbus_section=$(cat "$work/report.md")
+    else
+        dbus_section=$'## D-Bus: the DBus module against python3-dbus\n\n`DBusBench report` failed; see the output of `make bench`.'
+    fi
 fi
 
 # --- Idle wakeups ---------------------------------------------------------------------------
@@ -115,6 +138,8 @@ wait_ready() {
     return 1
 }
 
+idle_section=""
+if wants idle; then
 say "idle wakeups: context switches, ${idle_seconds} s unconnected then ${idle_seconds} s connected"
 start "$work/idle.txt" /dev/stderr "$bin/DBusBench" idle "$idle_seconds"
 wait "$started_pid" || true
@@ -191,14 +216,164 @@ A second run with \`strace -f\` attached for $((idle_seconds > 1 ? idle_seconds 
 ${strace_table}
 EOF
 )
+fi
+
+# --- Scanning: the BlueZ layer's scanner against a bare libdbus client -----------------------
+# The simulator floods Device1 PropertiesChanged on one adapter; ScanBench (the path handoffd
+# takes: BlueZObjectManager, LERadio, its scan events read by an actor) and scan-floor (C,
+# libdbus, decode and count) listen to the same flood at the same time.
+scan_section=""
+if wants scan; then
+    scan_rounds_done=0
+    # proc_cpu PID: user + system CPU of a process so far, in clock ticks.
+    proc_cpu() { awk '{ print $14 + $15 }' "/proc/$1/stat" 2>/dev/null || echo 0; }
+    ticks=$(getconf CLK_TCK)
+    # control METHOD ARGS…: calls the simulator's control interface, printing the reply.
+    control() {
+        local method=$1
+        shift
+        dbus-send --bus="$DBUS_SESSION_BUS_ADDRESS" --print-reply --dest=org.handoff.Simulator \
+            /org/handoff/Simulator "org.handoff.Simulator1.$method" "$@"
+    }
+    flood_sent() { control GetStats | awk '/"FloodReportsSent"/ { getline; print $3 }'; }
+    # field FILE KEY: a key=value line's value.
+    field() { sed -n "s/^$2=//p" "$1" | head -1; }
+
+    start "$work/sim.out" "$work/sim.err" "$bin/handoff-sim-bluez" --bus "$DBUS_SESSION_BUS_ADDRESS" \
+        --adapters 1 --quiet
+    sim_pid=$started_pid
+    for _ in $(seq 200); do
+        [[ -s "$work/sim.out" ]] && control GetStats >/dev/null 2>&1 && break
+        sleep 0.05
+    done
+    scan_rows=""
+    scan_others=""
+    scan_errors=""
+    for round in $(seq "$scan_rounds"); do
+        for rate in 1000 5000 0; do
+            if ((rate > 0)); then
+                total=$((rate * scan_seconds))
+                label="$((rate / 1000))k/s"
+            else
+                total=$scan_max_reports
+                label="unpaced"
+            fi
+            # The window counts reports numbered 1 … total-1 (see scan-floor.c).
+            expected=$((total - 1))
+            limit=$((rate > 0 ? scan_seconds + 60 : 300))
+            say "scanning: ${label}, ${total} reports over ${scan_devices} devices (round ${round})"
+            start "$work/scan-c.txt" "$work/scan-c.err" timeout -s KILL "$limit" \
+                "$work/scan-floor" "$DBUS_SESSION_BUS_ADDRESS" 0xFFFF "$expected" 3
+            c_pid=$started_pid
+            start "$work/scan-swift.txt" "$work/scan-swift.err" timeout -s KILL "$limit" \
+                "$bin/ScanBench" "$DBUS_SESSION_BUS_ADDRESS" 0xFFFF "$expected" 3 hci0
+            swift_pid=$started_pid
+            if ! wait_ready "$work/scan-c.txt" >/dev/null || ! wait_ready "$work/scan-swift.txt" >/dev/null; then
+                scan_errors+="${label}: a receiver did not start: $(tail -3 "$work/scan-c.err" "$work/scan-swift.err")"$'\n'
+                kill -KILL -- "-$c_pid" "-$swift_pid" 2>/dev/null || true
+                continue
+            fi
+            sent_before=$(flood_sent)
+            bus_before=$(proc_cpu "$bus_pid")
+            sim_before=$(proc_cpu "$sim_pid")
+            control StartFlood string:hci0 "uint32:$scan_devices" "uint32:$rate" "uint32:$total" >/dev/null
+            wait "$c_pid" || true
+            wait "$swift_pid" || true
+            bus_after=$(proc_cpu "$bus_pid")
+            sim_after=$(proc_cpu "$sim_pid")
+            sent=$(($(flood_sent) - sent_before))
+            control StopFlood >/dev/null
+            for receiver in c swift; do
+                file="$work/scan-$receiver.txt"
+                if [[ -z "$(field "$file" cpu_seconds)" ]]; then
+                    scan_errors+="${label}: ${receiver} printed no figures: $(tail -3 "$work/scan-$receiver.err")"$'\n'
+                fi
+            done
+            scan_rows+=$(awk -v label="$label" -v sent="$sent" -v ticks="$ticks" \
+                -v bus="$((bus_after - bus_before))" -v sim="$((sim_after - sim_before))" '
+                FNR == 1 { file++ }
+                { split($0, kv, "="); value[file, kv[1]] = kv[2] }
+                END {
+                    window = sent - 1
+                    for (f = 1; f <= 2; f++) {
+                        w[f] = value[f, "window_reports"]
+                        cpu[f] = (w[f] > 0) ? value[f, "cpu_seconds"] / w[f] * 1e6 : 0
+                    }
+                    rate = (value[2, "wall_seconds"] > 0) ? w[2] / value[2, "wall_seconds"] : 0
+                    for (f = 1; f <= 2; f++) {
+                        name = (f == 1) ? "C, libdbus (floor)" : "Swift, BlueZ layer"
+                        received = value[f, "received"]
+                        kept = (received == window && value[f, "dropped"] == 0) ? "yes" : "no"
+                        lost = window - received
+                        ratio = (f == 2 && cpu[1] > 0) ? sprintf("%.2f×", cpu[2] / cpu[1]) : "1.00×"
+                        printf "| %s | %s | %s | %d of %d%s | %s | %.1f | %s | %.1f / %.1f / %.1f / %.1f |\n", \
+                            (f == 1) ? label : "", (f == 1) ? sprintf("%.0f", rate) : "", name, received, window, \
+                            (value[f, "dropped"] > 0) ? sprintf(" (%d dropped)", value[f, "dropped"]) : "", \
+                            kept, cpu[f], ratio, \
+                            value[f, "rss_start_kib"] / 1024, value[f, "rss_mid_kib"] / 1024, \
+                            value[f, "rss_end_kib"] / 1024, value[f, "rss_peak_kib"] / 1024
+                    }
+                }' "$work/scan-c.txt" "$work/scan-swift.txt")$'\n'
+            scan_others+=$(awk -v label="$label" -v sent="$sent" -v ticks="$ticks" \
+                -v bus="$((bus_after - bus_before))" -v sim="$((sim_after - sim_before))" 'BEGIN {
+                    printf "| %s | %d | %.1f | %.1f |\n", label, sent, \
+                        (sent > 0) ? bus / ticks / sent * 1e6 : 0, (sent > 0) ? sim / ticks / sent * 1e6 : 0
+                }')$'\n'
+            cp "$work/scan-c.txt" "$work/scan-c-$rate-$round.txt"
+            cp "$work/scan-swift.txt" "$work/scan-swift-$rate-$round.txt"
+        done
+        scan_rounds_done=$round
+    done
+    kill -TERM "$sim_pid" 2>/dev/null || true
+    scan_section=$(cat <<EOF
+## Scanning: the BlueZ layer against a bare libdbus client
+
+The simulator (\`handoff-sim-bluez --adapters 1\`, release build) floods Device1 \`PropertiesChanged\`
+on hci0 (\`StartFlood\`): ManufacturerData 0xFFFF with 24 bytes plus RSSI, for ${scan_devices} devices in
+turn, each announced first by \`InterfacesAdded\`. Two receivers listen to the **same flood at the same
+time**, each its own process on the same private bus:
+
+- **Swift, BlueZ layer** (\`ScanBench\`): handoffd's path. A \`BlueZObjectManager\` mirror, an \`LERadio\`
+  on hci0 (discovery filter set, discovery started), and an actor reading \`LERadio.scanEvents\` as
+  \`HandoffDaemon.run\` does, counting the reports with our company ID. Reports are handed over in
+  batches of at most \`reportCoalescing\` (10 ms, the default).
+- **C, libdbus** (\`scripts/bench/scan-floor.c\`, \`cc -O2\`): the floor. It adds two match rules
+  (InterfacesAdded and PropertiesChanged from org.bluez) and only decodes ManufacturerData (\`a{qv}\`
+  of \`ay\`) and RSSI from each signal and counts them, in one thread, allocating nothing per report.
+
+CPU is the whole receiving process's user + system time (\`getrusage\`) from its first flood report to
+its last, divided by the reports in between; RSS is \`VmRSS\` before the flood, half-way, and at the end,
+and \`VmHWM\` (peak). "Kept up" means every report sent arrived and none was dropped from the scanner's
+bounded buffer; the window is every report but the first (reports are numbered from 0 in their
+payload, and the \`InterfacesAdded\` that announce the devices carry 0 too). The rate is what the Swift
+receiver saw; "unpaced" is the simulator emitting as fast as it can (${scan_max_reports} reports).
+${scan_rounds_done} round(s).
+
+| rate asked | reports/s | receiver | reports received | kept up | CPU µs per report (= ms per 1000) | vs floor | RSS MiB start / mid / end / peak |
+|---|---:|---|---:|---|---:|---:|---:|
+${scan_rows}
+
+Where the ceiling is: CPU that the other two processes spent per report sent, over the whole run (the bus
+routes each report to both receivers).
+
+| rate asked | reports sent | dbus-daemon µs per report | simulator µs per report |
+|---|---:|---:|---:|
+${scan_others}
+${scan_errors:+Problems: ${scan_errors}}
+EOF
+)
+fi
 
 # --- The beacon codec (BeaconBench prints its own section) --------------------------------------
-say "BeaconBench"
-if beacon_section=$("$bin/BeaconBench" 2>"$work/beacon.err"); then
-    :
-else
-    status=$?
-    beacon_section=$(printf '## Beacons\n\nBeaconBench failed (exit status %s):\n\n```\n%s\n```' "$status" "$(tail -20 "$work/beacon.err")")
+beacon_section=""
+if wants beacon; then
+    say "BeaconBench"
+    if beacon_section=$("$bin/BeaconBench" 2>"$work/beacon.err"); then
+        :
+    else
+        status=$?
+        beacon_section=$(printf '## Beacons\n\nBeaconBench failed (exit status %s):\n\n```\n%s\n```' "$status" "$(tail -20 "$work/beacon.err")")
+    fi
 fi
 
 # --- Write -------------------------------------------------------------------------------
@@ -213,12 +388,11 @@ mkdir -p "$(dirname "$out")"
     echo "- Load average (1, 5, 15 min): ${load_before} before, ${load_after} after. Figures taken on a busy"
     echo "  machine are low and noisy; compare rows of one run with each other rather than across runs."
     echo "- ${swift_version}"
-    echo "- ${daemon_version}; ${python_dbus}"
-    echo
-    echo "$dbus_section"
-    echo
-    echo "$idle_section"
-    echo
-    echo "$beacon_section"
+    echo "- ${daemon_version}; ${python_dbus}; libdbus ${libdbus_version}; ${cc_version}"
+    for section in "$dbus_section" "$idle_section" "$scan_section" "$beacon_section"; do
+        [[ -n "$section" ]] || continue
+        echo
+        echo "$section"
+    done
 } >"$out"
 say "wrote $out"
