@@ -43,6 +43,9 @@ public struct BeaconRecognizer: Sendable {
     private var table = RecognitionTable()
     /// What recently authenticated payloads opened to; emptied on every rebuild.
     private var repeats = RepeatCache()
+    /// How many MACs `recognize` has computed: one per tag-table match. Tests
+    /// use it to check that only a tag match leads to cryptography.
+    private(set) var macEvaluations = 0
     /// The replay state: origins and the sequence numbers they used.
     public private(set) var replayWindow: ReplayWindow
 
@@ -188,6 +191,7 @@ public struct BeaconRecognizer: Sendable {
             var opened: (fields: BeaconFields, account: Int)?
             table.forEach(tag: tag) { entry in
                 matched = true
+                macEvaluations &+= 1
                 let keys = hot[entry.account * Self.windowWidth + entry.epochOffsetIndex]
                 guard let fields = BeaconCrypto.open(p, cipher: keys.cipher, slot: entry.slot, macKey: keys.macKey)
                 else { return true }

@@ -155,6 +155,21 @@ import Testing
         #expect(Set(fields.map(\.device)).count == Self.epochs)
     }
 
+    @Test("Within an epoch the encrypted fields look fresh in every beacon, though type and flags stay the same")
+    func ciphertextVariesWithinEpoch() {
+        var encoder = BeaconEncoder()
+        var generator = SeededGenerator(seed: 16)
+        let beacons = (0..<200).map { _ in
+            encoder.encode(account: Fixture.accountA, activityType: Fixture.browse, flags: .hasPayload, now: Fixture.now, using: &generator)
+        }
+        // Bytes 8..<13 carry the type hash and flags, the same plaintext in every
+        // beacon: a keystream that ignored the per-beacon nonce would leave them constant.
+        for position in 8..<13 {
+            #expect(Set(beacons.map { $0[position] }).count >= 100, "byte \(position)")
+        }
+        #expect(Set(beacons.map { Array($0[8..<19]) }).count == beacons.count)
+    }
+
     @Test("Two devices of one account in the same epoch usually differ in tag")
     func devicesShareAccountNotTag() throws {
         var generator = SeededGenerator(seed: 15)

@@ -187,6 +187,30 @@ import Testing
         }
     }
 
+    @Test("Only a tag match leads to cryptography: one MAC per beacon with 1 or 1,000 accounts, none for a stranger")
+    func constantCryptoPerBeacon() throws {
+        var generator = SeededGenerator(seed: 21)
+        let many = try (0..<999).map { try AccountKey.generate(name: "account \($0)", using: &generator) } + [Fixture.accountA]
+        for accounts in [[Fixture.accountA], many] {
+            var recognizer = Self.recognizer(accounts)
+            recognizer.refresh(now: Fixture.now)
+            for sequence in UInt16(1)...20 {
+                let before = recognizer.macEvaluations
+                #expect(Self.rejection(Self.seal(Fixture.fields(sequence: sequence)), &recognizer) == nil)
+                #expect(recognizer.macEvaluations - before == 1, "\(accounts.count) accounts")
+            }
+            // Strangers' beacons and random bytes: a table probe, no MAC.
+            let before = recognizer.macEvaluations
+            for _ in 0..<200 {
+                var payload = (0..<24).map { _ in UInt8.random(in: 0...255, using: &generator) }
+                payload[0] = 0x10 | payload[0] & 0x0f
+                #expect(Self.rejection(payload, &recognizer) == .unknownTag)
+            }
+            #expect(Self.rejection(Self.seal(Fixture.fields(account: Fixture.accountB), account: Fixture.accountB), &recognizer) == .unknownTag)
+            #expect(recognizer.macEvaluations == before)
+        }
+    }
+
     @Test("Rejections describe themselves")
     func descriptions() {
         let origin = BeaconOrigin(account: Fixture.accountA.id, epoch: Fixture.epoch, device: DeviceID(rawValue: 1))
