@@ -76,6 +76,9 @@ public actor LERadio {
     private var scanning = false
     private var advertisement: LEAdvertisement1?
     private var registered = false
+    /// The payload bluetoothd refused as too long, and why: not registered again
+    /// until the wanted payload changes or bluetoothd or the adapter does.
+    private var tooLong: (payload: [UInt8], refusal: AdvertisementTooLong)?
     private var poweringOn: DBusObjectPath?
     // Bookkeeping.
     private var phase: Phase = .waitingForBluetoothd
@@ -207,6 +210,7 @@ public actor LERadio {
         scanning = false
         registered = false
         poweringOn = nil
+        tooLong = nil
         scanner.setAdapter(nil)
     }
 
@@ -232,7 +236,7 @@ public actor LERadio {
             do {
                 try await pass()
                 retryDelay = configuration.retryDelay
-                lastError = nil
+                lastError = tooLong?.refusal.description
             } catch {
                 let why = Self.describe(error)
                 lastError = why
@@ -257,6 +261,7 @@ public actor LERadio {
             scanning = false
             registered = false
             poweringOn = nil
+            tooLong = nil
             scanner.setAdapter(chosen.path)
             logger.info("using adapter \(chosen.interfaceName) (\(chosen.address))")
         }
@@ -287,6 +292,8 @@ public actor LERadio {
     }
 
     private func reconcileAdvertisement(on adapter: Adapter1) async throws {
+        // A refusal holds for the payload it was about only.
+        if let tooLong, tooLong.payload != wantedPayload { self.tooLong = nil }
         guard let payload = wantedPayload else {
             if registered, let advertisement {
                 try? await LEAdvertisingManager1.unregisterAdvertisement(
@@ -297,6 +304,8 @@ public actor LERadio {
             advertisement = nil
             return
         }
+        // bluetoothd said this payload does not fit: sending it again cannot help.
+        if let tooLong, tooLong.payload == payload { return }
         let data = advertisementData(payload)
         if let advertisement {
             try await advertisement.update(data)
@@ -313,8 +322,24 @@ public actor LERadio {
             logger.info("advertising on \(adapter.interfaceName)")
         } catch let error as DBusError where error.is(.bluezAlreadyExists) {
             // Still registered from before (for example across a power cycle).
+        } catch let error as DBusError {
+            guard
+                let refusal = AdvertisementTooLong(
+                    error, data: data, maxAdvertisingLength: maxAdvertisingLength(of: adapter).map(Int.init))
+            else { throw error }
+            tooLong = (payload, refusal)
+            registered = false
+            logger.error("\(refusal)")
+            return
         }
         registered = true
+    }
+
+    /// The adapter's `MaxAdvLen`, when bluetoothd reports it.
+    private func maxAdvertisingLength(of adapter: Adapter1) -> UInt8? {
+        guard let properties = manager.properties(of: adapter.path, interface: LEAdvertisingManager1.interface)
+        else { return nil }
+        return (try? LEAdvertisingManager1(path: adapter.path, properties: properties))?.maxAdvertisingLength
     }
 
     private func advertisementData(_ payload: [UInt8]) -> LEAdvertisementData {
