@@ -107,6 +107,14 @@ let package = Package(
             ]
         ),
 
+        // MARK: Examples (built with everything else, so that they keep compiling)
+        .executableTarget(
+            name: "handoff-example-viewer",
+            dependencies: ["HandoffKit", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            path: "Examples/ViewingURL",
+            exclude: ["README.md"]
+        ),
+
         // MARK: Benchmarks and fuzzing (run by `make bench`, `make fuzz`)
         .executableTarget(name: "DBusBench", dependencies: ["DBus"]),
         .executableTarget(name: "BeaconBench", dependencies: ["HandoffCore"]),

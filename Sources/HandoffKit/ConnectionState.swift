@@ -15,6 +15,10 @@ final class ConnectionState: Sendable {
         var method: Method
         var continuation: CheckedContinuation<Data, any Error>
         var timeout: Scheduled<Void>?
+        /// Runs with a successful response line before the request's task resumes, on the
+        /// event loop, before the next line is read: what it registers is in place for the
+        /// frames that follow the response (`continue` registers its continuation this way).
+        var onSuccess: (@Sendable (Data) -> Void)?
     }
 
     struct Inner: ~Copyable {
@@ -26,6 +30,8 @@ final class ConnectionState: Sendable {
         /// `too-many-clients`): why the daemon closes, if it then does.
         var unsolicitedError: ProtocolError?
         var hello: HelloResult?
+        /// Continuations of this connection waiting for their `continued` or `continueFailed`, by id.
+        var continuations: [String: ContinuationWaiter] = [:]
     }
 
     private let inner = Mutex(Inner())
@@ -42,7 +48,8 @@ final class ConnectionState: Sendable {
     /// - Returns: the id, or the error to fail the request with (the connection is closed,
     ///   or `write` threw).
     func register(
-        method: Method, continuation: CheckedContinuation<Data, any Error>, write: (Int) throws -> Void
+        method: Method, continuation: CheckedContinuation<Data, any Error>,
+        onSuccess: (@Sendable (Data) -> Void)? = nil, write: (Int) throws -> Void
     ) -> Result<Int, HandoffClientError> {
         inner.withLock { state in
             if let reason = state.closeReason { return .failure(reason) }
@@ -55,7 +62,7 @@ final class ConnectionState: Sendable {
                     .protocolError(
                         ProtocolError(.invalidParams, "cannot encode the \"\(method.rawValue)\" parameters: \(error)")))
             }
-            state.pending[id] = Pending(method: method, continuation: continuation)
+            state.pending[id] = Pending(method: method, continuation: continuation, onSuccess: onSuccess)
             return .success(id)
         }
     }
@@ -74,6 +81,7 @@ final class ConnectionState: Sendable {
     func resolve(_ id: Int, with result: Result<Data, any Error>) {
         guard let pending = inner.withLock({ $0.pending.removeValue(forKey: id) }) else { return }
         pending.timeout?.cancel()
+        if case .success(let line) = result { pending.onSuccess?(line) }
         pending.continuation.resume(with: result)
     }
 
@@ -95,6 +103,32 @@ final class ConnectionState: Sendable {
 
     var closeReason: HandoffClientError? {
         inner.withLock { $0.closeReason }
+    }
+
+    // MARK: Continuations
+
+    /// Routes the `continued` or `continueFailed` event of `continuation` to `waiter`.
+    /// When the connection has closed already, fails the waiter with the reason at once.
+    func register(continuation: String, _ waiter: ContinuationWaiter) {
+        let closed = inner.withLock { state -> HandoffClientError? in
+            if let reason = state.closeReason { return reason }
+            state.continuations[continuation] = waiter
+            return nil
+        }
+        if let closed { waiter.complete(.failure(closed)) }
+    }
+
+    /// Stops routing the events of `continuation` (after cancelling or giving up on it).
+    func forget(continuation: String) {
+        _ = inner.withLock { $0.continuations.removeValue(forKey: continuation) }
+    }
+
+    /// Hands a `continued` or `continueFailed` frame to the waiter of its continuation, if any.
+    private func route(_ event: HandoffEvent) {
+        guard let continuation = try? event.data(as: ContinuationOnly.self).continuation,
+            let waiter = inner.withLock({ $0.continuations.removeValue(forKey: continuation) })
+        else { return }
+        waiter.complete(.success(event))
     }
 
     // MARK: Input from the channel
@@ -129,7 +163,9 @@ final class ConnectionState: Sendable {
             if let oldest { resolve(oldest, with: .failure(HandoffClientError.protocolError(error))) }
             if error.code == .tooManyClients { inner.withLock { $0.unsolicitedError = error } }
         case .event(let name, let line):
-            eventSink.yield(HandoffEvent(name: name, line: line))
+            let event = HandoffEvent(name: name, line: line)
+            if name == .continued || name == .continueFailed { route(event) }
+            eventSink.yield(event)
         case .unknownEvent:
             break  // docs/protocol.md: clients ignore events they do not know.
         case .result(nil, _):
@@ -144,22 +180,29 @@ final class ConnectionState: Sendable {
 
     /// The connection is gone: fails every waiting request and ends the event stream.
     func closed(because reason: HandoffClientError) {
-        let (failure, waiting) = inner.withLock { state in
+        let (failure, waiting, continuations) = inner.withLock { state in
             if state.closeReason == nil {
                 state.closeReason = state.unsolicitedError.map { .protocolError($0) } ?? reason
             }
             let waiting = Array(state.pending.values)
             state.pending.removeAll()
-            return (state.closeReason ?? reason, waiting)
+            let continuations = Array(state.continuations.values)
+            state.continuations.removeAll()
+            return (state.closeReason ?? reason, waiting, continuations)
         }
         for pending in waiting {
             pending.timeout?.cancel()
             pending.continuation.resume(throwing: failure)
         }
+        for waiter in continuations { waiter.complete(.failure(failure)) }
         eventSink.finish()
     }
 
     private struct IDOnly: Decodable {
         var id: Int?
+    }
+
+    private struct ContinuationOnly: Decodable {
+        var continuation: String
     }
 }

@@ -46,7 +46,7 @@ public final class HandoffConnection: Sendable {
     public var events: AsyncStream<HandoffEvent> { state.events }
 
     private let channel: any Channel
-    private let state: ConnectionState
+    let state: ConnectionState
 
     private init(socketPath: String, requestTimeout: Duration?, channel: any Channel, state: ConnectionState) {
         self.socketPath = socketPath
@@ -127,7 +127,15 @@ public final class HandoffConnection: Sendable {
     public func request<P: Encodable & Sendable, R: Decodable & Sendable>(
         _ method: Method, _ params: P, as type: R.Type = R.self
     ) async throws -> R {
-        let line = try await send(method, params)
+        try await request(method, params, as: type, onSuccess: nil)
+    }
+
+    /// `request`, with `onSuccess` run on the successful response line before this task
+    /// resumes and before any later frame is handled (see `ConnectionState.Pending`).
+    func request<P: Encodable & Sendable, R: Decodable & Sendable>(
+        _ method: Method, _ params: P, as type: R.Type = R.self, onSuccess: (@Sendable (Data) -> Void)?
+    ) async throws -> R {
+        let line = try await send(method, params, onSuccess: onSuccess)
         do {
             return try WireFormat.resultValue(type, from: line)
         } catch {
@@ -137,6 +145,12 @@ public final class HandoffConnection: Sendable {
 
     /// Sends one request and returns the whole response line (without its newline).
     public func send<P: Encodable & Sendable>(_ method: Method, _ params: P) async throws -> Data {
+        try await send(method, params, onSuccess: nil)
+    }
+
+    func send<P: Encodable & Sendable>(
+        _ method: Method, _ params: P, onSuccess: (@Sendable (Data) -> Void)?
+    ) async throws -> Data {
         // Encoded once to check it; again with its id once registered (encoding is deterministic).
         let length: Int
         do {
@@ -157,7 +171,7 @@ public final class HandoffConnection: Sendable {
         let registered = Mutex<Int?>(nil)
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in
-                let registration = state.register(method: method, continuation: continuation) { id in
+                let registration = state.register(method: method, continuation: continuation, onSuccess: onSuccess) { id in
                     let frame = try WireFormat.request(id: id, method: method, params: params)
                     // `execute` only queues (never runs inline, even on the loop), so no
                     // channel callback can re-enter the state's lock, and frames leave in queue order.

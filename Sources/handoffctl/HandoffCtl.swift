@@ -8,7 +8,7 @@ import HandoffProtocol
 struct HandoffCtl: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "handoffctl",
-        abstract: "Control handoffd: nearby activities, publishing, accounts, pairing.",
+        abstract: "Control handoffd: nearby activities, publishing, continuing, accounts, pairing.",
         discussion: """
             handoffctl is the command-line client of handoffd, the daemon that advertises the \
             current activity of this laptop over Bluetooth LE and hears the activities of your \
@@ -28,18 +28,22 @@ struct HandoffCtl: AsyncParsableCommand {
               1  the command failed; the reason is on standard error as
                  'handoffctl: <message>'
               2  a usage error
+              3-9  from 'handoffctl continue' only: why the continuation failed
+                   (see 'handoffctl continue --help')
 
             EXAMPLES
               handoffctl pair      share this laptop's account with another laptop
               handoffctl list      what are my other laptops doing?
               handoffctl watch     follow nearby activities as they come and go
+              handoffctl continue ID --open
+                                   continue one of them here (in the browser)
               handoffctl doctor    check the daemon, the adapter and the accounts
 
             Shell completion scripts: handoffctl --generate-completion-script bash|zsh|fish
             """,
         version: "handoffctl \(HandoffCtl.version) (protocol version \(ProtocolVersion.current))",
         subcommands: [
-            ListCommand.self, WatchCommand.self, StatusCommand.self, PublishCommand.self,
+            ListCommand.self, WatchCommand.self, StatusCommand.self, PublishCommand.self, ContinueCommand.self,
             AccountCommand.self, PairCommand.self, DoctorCommand.self,
         ]
     )

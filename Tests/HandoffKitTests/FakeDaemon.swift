@@ -24,6 +24,7 @@ final class FakeDaemon: Sendable {
         var requests: [FakeRequest] = []
         var clients: [FakeClient] = []
         var disconnects = 0
+        var stopped = false
     }
 
     /// Requests received so far, on every connection, in order.
@@ -36,16 +37,30 @@ final class FakeDaemon: Sendable {
         if request.method == .hello { client.answer(request, HelloResult(version: 1, daemon: "fake 1")) }
     }
 
-    /// Starts listening on a fresh socket path.
-    init(_ behavior: @escaping Behavior = FakeDaemon.helloOnly) throws {
-        socketPath = FakeDaemon.temporarySocketPath()
+    /// Starts listening on `socketPath` (by default a fresh one).
+    init(_ behavior: @escaping Behavior = FakeDaemon.helloOnly, socketPath: String = FakeDaemon.temporarySocketPath()) throws {
+        self.socketPath = socketPath
         self.behavior = behavior
         listener = try UnixSocket.listen(at: socketPath)
         Thread.detachNewThread { [self] in acceptLoop() }
     }
 
-    /// Stops accepting and drops every client.
+    /// Sends `frame` to every client still connected.
+    func broadcast(_ frame: Data) {
+        for client in record.withLock({ $0.clients }) { client.send(frame) }
+    }
+
+    /// How many clients have connected so far.
+    var connections: Int { record.withLock { $0.clients.count } }
+
+    /// Stops accepting and drops every client. Only the first call does anything: the
+    /// accept thread closes the listener, and its descriptor number may be another
+    /// socket's by the time of a second call.
     func stop() {
+        guard record.withLock({ state in
+            defer { state.stopped = true }
+            return !state.stopped
+        }) else { return }
         shutdown(listener, Int32(SHUT_RDWR))
         for client in record.withLock({ $0.clients }) { client.close() }
         unlink(socketPath)

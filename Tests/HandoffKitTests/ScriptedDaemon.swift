@@ -12,6 +12,22 @@ final class ScriptedDaemon: Sendable {
         /// Frames sent to a client right after it subscribes; then the connection closes when `closeAfterEvents`.
         var events: [Data] = []
         var closeAfterEvents = false
+        /// How `continue` of each nearby id ends; other ids get `not-found`.
+        var continuations: [String: ContinueScript] = [:]
+        /// Continuations started and not finished (`.never`), by continuation id, with their nearby id.
+        var unfinished: [String: String] = [:]
+        var continueCount = 0
+        var publishCount = 0
+    }
+
+    /// What the daemon does after answering `continue` with `willContinue`.
+    enum ContinueScript: Sendable {
+        /// Sends `continued` with this activity.
+        case succeed(ContinuedActivity)
+        /// Sends `continueFailed` with this code and message.
+        case fail(ContinueFailure, String)
+        /// Sends nothing until `continue.cancel`, which it answers with `continueFailed` `cancelled`.
+        case never
     }
 
     /// Holds the state where both the daemon's behavior and the tests reach it.
@@ -31,12 +47,13 @@ final class ScriptedDaemon: Sendable {
     var socketPath: String { daemon.socketPath }
     var requests: [FakeRequest] { daemon.requests }
 
-    init(_ initial: State = State()) throws {
+    init(_ initial: State = State(), socketPath: String = FakeDaemon.temporarySocketPath()) throws {
         let box = Box(initial)
         self.box = box
-        daemon = try FakeDaemon { request, client in
-            ScriptedDaemon.answer(request, client, box.state)
-        }
+        daemon = try FakeDaemon(
+            { request, client in
+                ScriptedDaemon.answer(request, client, box.state)
+            }, socketPath: socketPath)
     }
 
     func stop() { daemon.stop() }
@@ -59,7 +76,11 @@ final class ScriptedDaemon: Sendable {
                 client.answer(request, state.withLock { $0.status })
             case .publish:
                 _ = try request.params(PublishParams.self)
-                client.answer(request, PublishResult(id: "a1b2c3"))
+                let count = state.withLock { state in
+                    state.publishCount += 1
+                    return state.publishCount
+                }
+                client.answer(request, PublishResult(id: count == 1 ? "a1b2c3" : "a1b2c3-\(count)"))
             case .update, .resign, .invalidate, .unsubscribe:
                 client.answer(request, EmptyResult())
             case .subscribe:
@@ -89,8 +110,37 @@ final class ScriptedDaemon: Sendable {
                 let name = try request.params(AccountNameParams.self).name
                 state.withLock { $0.accounts.removeAll { $0.name == name } }
                 client.answer(request, EmptyResult())
-            case .continue, .continueCancel:
-                client.fail(request, .unknownMethod, "this scripted daemon does not continue activities")
+            case .continue:
+                let params = try request.params(ContinueParams.self)
+                let (script, continuation, type) = state.withLock { state in
+                    state.continueCount += 1
+                    let type = state.activities.first { $0.id == params.id }?.type
+                    return (state.continuations[params.id], "c\(state.continueCount)", type)
+                }
+                guard let script else {
+                    return client.fail(request, .notFound, "no nearby activity \"\(params.id)\"")
+                }
+                client.answer(request, WillContinue(continuation: continuation, nearbyID: params.id, type: type))
+                switch script {
+                case .succeed(let activity):
+                    client.event(.continued, ContinuedEvent(continuation: continuation, activity: activity))
+                case .fail(let code, let message):
+                    client.event(
+                        .continueFailed,
+                        ContinueFailedEvent(continuation: continuation, nearbyID: params.id, code: code, message: message))
+                case .never:
+                    state.withLock { $0.unfinished[continuation] = params.id }
+                }
+            case .continueCancel:
+                let continuation = try request.params(ContinuationParams.self).continuation
+                guard let nearbyID = state.withLock({ $0.unfinished.removeValue(forKey: continuation) }) else {
+                    return client.fail(request, .notFound, "no unfinished continuation \"\(continuation)\"")
+                }
+                client.answer(request, EmptyResult())
+                client.event(
+                    .continueFailed,
+                    ContinueFailedEvent(
+                        continuation: continuation, nearbyID: nearbyID, code: .cancelled, message: "cancelled by the client"))
             }
         } catch let error as ProtocolError {
             client.send(WireFormat.error(id: request.id, error))

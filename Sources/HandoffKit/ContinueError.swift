@@ -1,0 +1,89 @@
+import HandoffProtocol
+
+/// Why a continuation failed: one case for each `ContinueFailure` code of the
+/// `continueFailed` event, with the daemon's message (a sentence for people).
+///
+/// ```swift
+/// do {
+///     let restored = try await client.continue(nearby)
+/// } catch ContinueError.outOfRange {
+///     showMessage("Your other laptop is out of range")
+/// } catch let error as ContinueError {
+///     showMessage(error.description)
+/// }
+/// ```
+public enum ContinueError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// The origin device is no longer heard, or could not be connected to.
+    case outOfRange(String)
+    /// The origin device did not answer within the `continue` timeout.
+    case timeout(String)
+    /// The origin device refused: the activity is no longer current there, has
+    /// expired, or the request failed its authentication.
+    case rejected(String)
+    /// No app on this machine declares the type, and the activity has no webpage URL.
+    case noHandler(String)
+    /// The payload failed authentication, was malformed or over a limit, or lacks one
+    /// of its required userInfo keys. Nothing of it was handed over.
+    case payloadInvalid(String)
+    /// The daemon cancelled it: `continue.cancel` from this client, or handoffd stopped.
+    /// (Cancelling the task that awaits `continue` throws `CancellationError` instead.)
+    case cancelled(String)
+
+    /// The error for a `continueFailed` event.
+    public init(_ event: ContinueFailedEvent) {
+        self.init(code: event.code, message: event.message)
+    }
+
+    /// The error for `code`, with the daemon's `message`.
+    public init(code: ContinueFailure, message: String) {
+        switch code {
+        case .outOfRange: self = .outOfRange(message)
+        case .timeout: self = .timeout(message)
+        case .rejected: self = .rejected(message)
+        case .noHandler: self = .noHandler(message)
+        case .payloadInvalid: self = .payloadInvalid(message)
+        case .cancelled: self = .cancelled(message)
+        }
+    }
+
+    /// The protocol's code for this failure.
+    public var code: ContinueFailure {
+        switch self {
+        case .outOfRange: .outOfRange
+        case .timeout: .timeout
+        case .rejected: .rejected
+        case .noHandler: .noHandler
+        case .payloadInvalid: .payloadInvalid
+        case .cancelled: .cancelled
+        }
+    }
+
+    /// The daemon's message.
+    public var message: String {
+        switch self {
+        case .outOfRange(let message), .timeout(let message), .rejected(let message), .noHandler(let message),
+            .payloadInvalid(let message), .cancelled(let message):
+            message
+        }
+    }
+
+    /// What the code means, then the daemon's message and the code:
+    /// `the other device is out of range: … (out-of-range)`.
+    public var description: String {
+        message.isEmpty ? "\(code.meaning) (\(code.rawValue))" : "\(code.meaning): \(message) (\(code.rawValue))"
+    }
+}
+
+extension ContinueFailure {
+    /// What the code means, in a few words for people.
+    public var meaning: String {
+        switch self {
+        case .outOfRange: "the other device is out of range"
+        case .timeout: "the other device did not answer in time"
+        case .rejected: "the other device refused to hand the activity over"
+        case .noHandler: "no app on this laptop handles this activity, and it has no web page to open"
+        case .payloadInvalid: "the activity that arrived was invalid, so nothing was restored"
+        case .cancelled: "the continuation was cancelled"
+        }
+    }
+}
