@@ -40,28 +40,28 @@ struct ContinueURL: AsyncParsableCommand {
             return first
         }
         guard let restored else {
-            throw ValidationError("nothing to continue within \(within) seconds")
+            throw ViewerError(description: "nothing to continue within \(within) seconds")
         }
         let viewing = try restored.userInfo(as: Viewing.self)
-        print("Restored from device \(restored.device) (account \(restored.account)):")
-        print("  title:  \(restored.title ?? "-")")
-        print("  url:    \(viewing.url)")
-        print("  scroll: \(viewing.scroll)")
-        if let page = restored.webpage { print("  open it with: xdg-open '\(page.absoluteString)'") }
+        say("Restored from device \(restored.device) (account \(restored.account)):")
+        say("  title:  \(restored.title ?? "-")")
+        say("  url:    \(viewing.url)")
+        say("  scroll: \(viewing.scroll)")
+        if let page = restored.webpage { say("  open it with: xdg-open '\(page.absoluteString)'") }
     }
 
     /// Waits for a nearby activity of our type and continues it.
     static func continueNearby(_ client: HandoffClient) async throws -> ContinuedActivity? {
-        print("Waiting for a nearby \(Viewer.activityType) activity…")
+        say("Waiting for a nearby \(Viewer.activityType) activity…")
         for try await change in client.nearby(types: [Viewer.activityType]) {
             guard case .appeared(let nearby) = change else { continue }
-            print("Found one on device \(nearby.device); continuing…")
+            say("Found one on device \(nearby.device); continuing…")
             do {
                 return try await client.continue(nearby) { will in
-                    print("handoffd is fetching it (continuation \(will.continuation)).")
+                    say("handoffd is fetching it (continuation \(will.continuation)).")
                 }
             } catch let error as ContinueError {
-                print("Could not continue: \(error)")  // out of range, timeout, …: wait for the next
+                say("Could not continue: \(error)")  // out of range, timeout, …: wait for the next
             }
         }
         return nil
@@ -70,7 +70,7 @@ struct ContinueURL: AsyncParsableCommand {
     /// Waits for an activity another program continued for this app (application(_:continue:)).
     static func waitForForwarded(_ client: HandoffClient) async throws -> ContinuedActivity? {
         try await client.connect()
-        print("Waiting for an activity continued for this app (try: handoffctl continue ID)…")
+        say("Waiting for an activity continued for this app (try: handoffctl continue ID)…")
         for try await restored in client.continuedActivities() {
             return restored
         }

@@ -26,14 +26,14 @@ struct PublishURL: AsyncParsableCommand {
         do {
             try await activity.becomeCurrent()  // checks the fields, then handoffd advertises it
         } catch {
-            throw ValidationError("cannot publish: \(error)")
+            throw ViewerError(description: "cannot publish: \(error)")
         }
-        print("Viewing \(url) (activity \(activity.publishedID ?? "?")); Ctrl-C to stop.")
+        say("Viewing \(url) (activity \(activity.publishedID ?? "?")); Ctrl-C to stop.")
 
         // Told when the other laptop continues it (NSUserActivity's userActivityWasContinued).
         // If handoffd restarts meanwhile, the client reconnects and publishes it again.
         for await notice in activity.wasContinuedEvents() {
-            print("Continued on device \(notice.byDevice).")
+            say("Continued on device \(notice.byDevice).")
         }
     }
 }

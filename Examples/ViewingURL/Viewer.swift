@@ -26,6 +26,16 @@ struct Viewing: Codable {
     var scroll: Double
 }
 
+/// Prints a line at once, also when the output is a pipe or a file.
+func say(_ line: String) {
+    FileHandle.standardOutput.write(Data((line + "\n").utf8))
+}
+
+/// A failure, printed as `Error: <message>` (exit status 1).
+struct ViewerError: Error, CustomStringConvertible {
+    var description: String
+}
+
 /// `--socket`, for both modes.
 struct SocketOption: ParsableArguments {
     @Option(help: "handoffd's socket (default: $HANDOFF_SOCKET, else /run/handoffd/handoffd.sock).")
