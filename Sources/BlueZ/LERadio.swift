@@ -5,12 +5,22 @@ import Logging
 /// adapters coming and going, and power cycles, without help.
 ///
 /// `run()` reconciles what is wanted with what bluetoothd has: it picks the
-/// adapter, powers it on when allowed, sets the discovery filter (LE,
-/// DuplicateData) and starts discovery, and keeps the advertisement (if one
-/// is wanted) registered. Every change in bluetoothd's object tree triggers a
-/// new pass, so after bluetoothd comes back everything is set up again as soon
-/// as its objects appear. A pass that fails is retried with backoff; nothing
-/// is polled while things work. Each state transition is logged once.
+/// adapter, powers it on when allowed, keeps the advertisement (if one is
+/// wanted) registered with the wanted data, then sets the discovery filter
+/// (LE, DuplicateData) and starts discovery. Every change in bluetoothd's
+/// object tree triggers a new pass, so after bluetoothd comes back everything
+/// is set up again as soon as its objects appear. A pass that fails is retried
+/// with backoff; nothing is polled while things work. Each state transition is
+/// logged once.
+///
+/// New data goes on the air by registering the advertisement afresh, with our
+/// discovery paused, not by a live update. A controller with only legacy
+/// advertising (btvirt, many Bluetooth 4.x chips) must take a new random
+/// address to start a non-connectable advertisement, and refuses to while it
+/// scans (HCI Command Disallowed). The kernel does not pause the scan for it:
+/// bluetoothd then fails `RegisterAdvertisement` with `org.bluez.Error.Failed`,
+/// and a live update (`PropertiesChanged`) silently takes the advertisement
+/// off the air. Registering afresh also gives every payload a new address.
 public actor LERadio {
     public struct Configuration: Sendable {
         public var adapter: AdapterSelector = .automatic
@@ -79,6 +89,8 @@ public actor LERadio {
     /// The payload bluetoothd refused as too long, and why: not registered again
     /// until the wanted payload changes or bluetoothd or the adapter does.
     private var tooLong: (payload: [UInt8], refusal: AdvertisementTooLong)?
+    /// The payload of the registered advertisement.
+    private var registeredPayload: [UInt8]?
     private var poweringOn: DBusObjectPath?
     // Bookkeeping.
     private var phase: Phase = .waitingForBluetoothd
@@ -129,20 +141,15 @@ public actor LERadio {
     }
 
     /// Sets the Manufacturer Specific Data to advertise under our company ID, or
-    /// nil to advertise nothing. A registered advertisement is updated in place.
+    /// nil to advertise nothing. New data is registered afresh (see the type's
+    /// notes). Returns after a pass for it, or, when a pass is under way, once
+    /// that one knows to go round again.
     public func advertise(_ payload: [UInt8]?) async {
         guard payload != wantedPayload else { return }
         wantedPayload = payload
-        if let payload, let advertisement, registered {
-            do {
-                try await advertisement.update(advertisementData(payload))
-                return
-            } catch {
-                logger.warning("updating the advertisement failed: \(error); registering it again")
-                registered = false
-            }
-        }
-        await reconcile()
+        // In a task of its own: the caller's cancellation (a rotation timer
+        // replaced by a newer one) must not cut a registration in half.
+        await Task { await self.reconcile() }.value
     }
 
     /// Unregisters the advertisement, stops discovery and takes our objects off the bus.
@@ -183,6 +190,8 @@ public actor LERadio {
             forgetAdapterState()
             return true
         case .serviceAppeared:
+            // A fresh bluetoothd: failures before it say nothing about it.
+            retryDelay = configuration.retryDelay
             return true
         case .interfacesAdded(_, let interfaces):
             return interfaces[Adapter1.interface] != nil || interfaces[LEAdvertisingManager1.interface] != nil
@@ -199,7 +208,14 @@ public actor LERadio {
                     scanning = false
                     return true
                 }
-                if changed["Discovering"] == .boolean(false) { scanning = false }
+                // Discovery that stops under us needs a pass. Our own pause (scanning
+                // is already false then) and restart do not: while a registration
+                // keeps failing, they would start pass after pass, with no backoff.
+                if changed["Discovering"] == .boolean(false) && scanning {
+                    scanning = false
+                    return true
+                }
+                return changed["Powered"] != nil
             }
             return changed["Powered"] != nil || changed["Discovering"] != nil
         }
@@ -209,6 +225,7 @@ public actor LERadio {
         adapter = nil
         scanning = false
         registered = false
+        registeredPayload = nil
         poweringOn = nil
         tooLong = nil
         scanner.setAdapter(nil)
@@ -218,6 +235,7 @@ public actor LERadio {
         guard registered else { return }
         logger.notice("bluetoothd released the advertisement")
         registered = false
+        registeredPayload = nil
         await reconcile()
     }
 
@@ -260,6 +278,7 @@ public actor LERadio {
         if chosen.path != adapter?.path {
             scanning = false
             registered = false
+            registeredPayload = nil
             poweringOn = nil
             tooLong = nil
             scanner.setAdapter(chosen.path)
@@ -278,6 +297,14 @@ public actor LERadio {
             try await Adapter1.setPowered(true, adapter: chosen.path, on: connection)
         }
         poweringOn = nil
+        // Advertising first: it may pause our discovery, which is resumed
+        // below even when the advertisement could not be registered.
+        var advertisingFailure: (any Error)?
+        do {
+            try await reconcileAdvertisement(on: chosen)
+        } catch {
+            advertisingFailure = error
+        }
         if !scanning || !chosen.discovering {
             try await Adapter1.setDiscoveryFilter(.handoff, adapter: chosen.path, on: connection)
             do {
@@ -287,7 +314,7 @@ public actor LERadio {
             }
             scanning = true
         }
-        try await reconcileAdvertisement(on: chosen)
+        if let advertisingFailure { throw advertisingFailure }
         transition(to: .ready(chosen.interfaceName))
     }
 
@@ -300,12 +327,28 @@ public actor LERadio {
                     advertisement.path, adapter: adapter.path, on: connection)
             }
             registered = false
+            registeredPayload = nil
             await advertisement?.unexport()
             advertisement = nil
             return
         }
         // bluetoothd said this payload does not fit: sending it again cannot help.
         if let tooLong, tooLong.payload == payload { return }
+        if registered && registeredPayload == payload { return }
+        // Pause our discovery: a legacy controller cannot take the new random
+        // address while it scans. pass() resumes it. (When the adapter scans
+        // for another program only, StopDiscovery fails harmlessly.)
+        if scanning || adapter.discovering {
+            scanning = false
+            try? await Adapter1.stopDiscovery(adapter: adapter.path, on: connection)
+        }
+        let renewing = registered
+        if registered, let advertisement {
+            try? await LEAdvertisingManager1.unregisterAdvertisement(
+                advertisement.path, adapter: adapter.path, on: connection)
+            registered = false
+            registeredPayload = nil
+        }
         let data = advertisementData(payload)
         if let advertisement {
             try await advertisement.update(data)
@@ -316,12 +359,15 @@ public actor LERadio {
                 Task { await self?.released() }
             }
         }
-        guard !registered, let advertisement else { return }
+        guard let advertisement else { return }
         do {
             try await LEAdvertisingManager1.registerAdvertisement(advertisement.path, adapter: adapter.path, on: connection)
-            logger.info("advertising on \(adapter.interfaceName)")
         } catch let error as DBusError where error.is(.bluezAlreadyExists) {
-            // Still registered from before (for example across a power cycle).
+            // Still registered from before (a reply we did not get, a power
+            // cycle), perhaps with older data: register it afresh.
+            try? await LEAdvertisingManager1.unregisterAdvertisement(
+                advertisement.path, adapter: adapter.path, on: connection)
+            try await LEAdvertisingManager1.registerAdvertisement(advertisement.path, adapter: adapter.path, on: connection)
         } catch let error as DBusError {
             guard
                 let refusal = AdvertisementTooLong(
@@ -332,7 +378,15 @@ public actor LERadio {
             logger.error("\(refusal)")
             return
         }
+        if renewing {
+            logger.debug("new data on the air on \(adapter.interfaceName)")
+        } else {
+            logger.info("advertising on \(adapter.interfaceName)")
+        }
         registered = true
+        registeredPayload = payload
+        // Whatever kept it off the air (a refusal, a failed pass) is over.
+        lastError = nil
     }
 
     /// The adapter's `MaxAdvLen`, when bluetoothd reports it.

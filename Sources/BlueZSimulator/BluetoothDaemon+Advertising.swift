@@ -63,6 +63,12 @@ extension BluetoothDaemon {
                 throw BlueZError.tooLong(name: configuration.lengthErrorName, length: length, budget: budget)
             }
         }
+        if cannotStartWhileScanning(advertisement, on: adapter) {
+            Self.discard(changes)
+            remove(advertisement, from: adapter, announce: false)
+            log.info("\(name): \(path) refused: a legacy controller cannot take a new address while it scans")
+            throw BlueZError.failed("Failed to register advertisement")
+        }
         activate(advertisement, on: adapter, following: changes)
         await writer.flush()
     }
@@ -109,6 +115,23 @@ extension BluetoothDaemon {
                 + "(\(advertisement.content.kind.rawValue), "
                 + "\(advertisement.content.advertisingDataLength(discoverableTimedOut: false)) bytes)")
         transmit(advertisement, from: adapter)
+    }
+
+    /// A non-connectable advertisement needs a new random address to start,
+    /// which a legacy controller refuses while it scans.
+    func cannotStartWhileScanning(_ advertisement: RegisteredAdvertisement, on adapter: SimulatedAdapter) -> Bool {
+        configuration.legacyAdvertising && advertisement.content.kind == .broadcast && adapter.discovering
+    }
+
+    /// The adapter stopped discovering: advertisements a legacy controller
+    /// could not restart go back on the air, each with a new address.
+    func resumeAdvertising(on adapter: SimulatedAdapter) {
+        for advertisement in adapter.activeAdvertisements where advertisement.offAir {
+            advertisement.offAir = false
+            advertisement.address = .randomNonResolvable(using: &random)
+            log.info("\(adapter.name): \(advertisement.path) back on the air as \(advertisement.address)")
+            transmit(advertisement, from: adapter)
+        }
     }
 
     /// Takes an advertisement off the adapter (no Release: callers send it when bluetoothd would).
@@ -215,6 +238,13 @@ extension BluetoothDaemon {
         if touched.contains("Timeout") { startTimeout(advertisement, on: adapter) }
         if touched.contains("Discoverable") || touched.contains("DiscoverableTimeout") {
             startDiscoverableTimeout(advertisement, on: adapter)
+        }
+        if cannotStartWhileScanning(advertisement, on: adapter) {
+            // The kernel restarts the advertisement with the new data and a new
+            // address, the controller refuses the address: silently off the air.
+            advertisement.offAir = true
+            log.info("\(name): \(advertisement.path) data changed while scanning; off the air")
+            return
         }
         if configuration.rotateOnUpdate && old.manufacturerData != content.manufacturerData {
             advertisement.address = .randomNonResolvable(using: &random)

@@ -16,7 +16,7 @@ extension BluetoothDaemon {
 
     /// Sends one report of `advertisement` to every adapter scanning now.
     func transmit(_ advertisement: RegisteredAdvertisement, from adapter: SimulatedAdapter) {
-        guard running, adapter.switches.powered, advertisement.state == .active else { return }
+        guard running, adapter.switches.powered, advertisement.state == .active, !advertisement.offAir else { return }
         advertiserHeard(advertisement, from: adapter)
         let report = report(of: advertisement, from: adapter)
         for name in adapterOrder where name != adapter.name {
@@ -29,7 +29,7 @@ extension BluetoothDaemon {
     func hearEverything(on scanner: SimulatedAdapter) {
         for name in adapterOrder where name != scanner.name {
             guard let advertiser = adapters[name], advertiser.switches.powered else { continue }
-            for advertisement in advertiser.activeAdvertisements {
+            for advertisement in advertiser.activeAdvertisements where !advertisement.offAir {
                 send(report(of: advertisement, from: advertiser), to: scanner.name)
             }
         }

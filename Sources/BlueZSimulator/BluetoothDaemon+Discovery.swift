@@ -92,6 +92,7 @@ extension BluetoothDaemon {
             adapter.rescanTimer = nil
             publish(adapter, [SimulatedAdapter.adapterInterface: ["Discovering": .boolean(false)]])
             discoveryCleanup(adapter)
+            resumeAdvertising(on: adapter)
         }
         // A filter's Discoverable makes the adapter discoverable while it discovers.
         let state = adapter.switches.current

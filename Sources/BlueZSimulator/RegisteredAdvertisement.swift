@@ -19,6 +19,9 @@ final class RegisteredAdvertisement {
     /// The advertiser's current random address; a new one makes a new Device1 on scanners.
     var address: DeviceAddress
     var discoverableTimedOut = false
+    /// Registered but not on the air: a legacy controller could not restart it
+    /// while scanning (see `SimulatorConfiguration.legacyAdvertising`).
+    var offAir = false
     /// Follows PropertiesChanged on the advertisement object.
     var watch: Task<Void, Never>?
     var timeoutTimer: Task<Void, Never>?

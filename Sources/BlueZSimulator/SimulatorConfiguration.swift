@@ -24,6 +24,17 @@ public struct SimulatorConfiguration: Sendable {
     public var latency: ClosedRange<Duration> = .milliseconds(2) ... .milliseconds(8)
     /// Give an advertisement a new random address when its ManufacturerData changes.
     public var rotateOnUpdate = true
+    /// The controllers have only legacy advertising, like btvirt's and many
+    /// Bluetooth 4.x chips. Starting a non-connectable advertisement takes a new
+    /// random address, which such a controller refuses while it scans, and the
+    /// kernel does not pause the scan for it. So, on an adapter that is
+    /// discovering: `RegisterAdvertisement` of a broadcast advertisement fails
+    /// with `org.bluez.Error.Failed` "Failed to register advertisement" (after
+    /// reading the object, as bluetoothd 5.66 on kernel 6.1 does), and a live
+    /// update of an active one takes it off the air, still registered, until the
+    /// adapter stops discovering. false: extended-advertising controllers, where
+    /// both work.
+    public var legacyAdvertising = true
     /// The error name for advertising data over the budget. The API documents
     /// `org.bluez.Error.InvalidLength`; bluetoothd 5.66 actually sends
     /// `org.bluez.Error.Failed` ("Failed to register advertisement").

@@ -87,6 +87,44 @@ import Testing
         }
     }
 
+    /// As seen on the VM rig (bluetoothd 5.66, kernel 6.1, btvirt): the kernel's
+    /// LE Set Random Address for the new advertisement gets Command Disallowed.
+    @Test func aBroadcastAdvertisementCannotStartWhileItsAdapterScans() async throws {
+        try await H.run { h in
+            let peer = try await h.connect()
+            let broadcast = try await TestAdvertisement(
+                on: peer, path: "/test/broadcast", properties: TestAdvertisement.properties(type: "broadcast"))
+            try await h.scan(H.hci0)
+            let error = await #expect(throws: DBusError.self) { try await h.register(broadcast) }
+            #expect(error?.name == "org.bluez.Error.Failed")
+            #expect(error?.message == "Failed to register advertisement")
+            #expect(try await h.get(H.hci0, H.advertisingInterface, "ActiveInstances") == .byte(0))
+            // Scanning on another adapter does not matter.
+            try await h.register(broadcast, on: H.hci1)
+            // A connectable advertisement keeps the public address: no conflict.
+            let peripheral = try await TestAdvertisement(
+                on: peer, path: "/test/peripheral", properties: TestAdvertisement.properties())
+            try await h.register(peripheral)
+            // With the scan stopped, the broadcast one starts.
+            try await h.call(H.hci0, H.adapterInterface, "StopDiscovery")
+            try await h.register(broadcast)
+            #expect(try await h.get(H.hci0, H.advertisingInterface, "ActiveInstances") == .byte(2))
+            await peer.close()
+        }
+    }
+
+    @Test func extendedAdvertisingControllersStartBroadcastsWhileScanning() async throws {
+        try await H.run({ $0.legacyAdvertising = false }) { h in
+            let peer = try await h.connect()
+            let broadcast = try await TestAdvertisement(
+                on: peer, path: "/test/broadcast", properties: TestAdvertisement.properties(type: "broadcast"))
+            try await h.scan(H.hci0)
+            try await h.register(broadcast)
+            #expect(try await h.get(H.hci0, H.advertisingInterface, "ActiveInstances") == .byte(1))
+            await peer.close()
+        }
+    }
+
     @Test func registeringTwiceIsAlreadyExists() async throws {
         try await H.run { h in
             let peer = try await h.connect()
