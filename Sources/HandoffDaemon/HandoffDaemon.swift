@@ -8,7 +8,11 @@ import Logging
 /// clients.
 ///
 /// - It advertises a beacon for the current activity (the one most recently
-///   made current on this machine) and renews it at each epoch boundary.
+///   made current on this machine), rotates it at each epoch boundary, and
+///   renews it within the epoch every third of the nearby expiry: bluetoothd
+///   reports an unchanged advertisement to scanners only now and then (on
+///   the VM rig, once in 40 s), so receivers learn that the activity is still
+///   there from fresh beacons.
 /// - It recognises our accounts' beacons among the scan reports and keeps the
 ///   registry of nearby activities, with expiry and a size cap.
 /// - It answers client requests and sends events to subscribers.
@@ -30,6 +34,8 @@ public actor HandoffDaemon {
     var nextClient: UInt64 = 0
     /// What is on the air now: account, type, flags and epoch of the beacon.
     var advertised: (account: AccountID, type: ActivityType, flags: BeaconFlags, epoch: UInt64)?
+    /// When the beacon on the air is due to be renewed with a fresh one.
+    var renewal: ContinuousClock.Instant?
     var rotationTimer: Task<Void, Never>?
     var expiryTimer: Task<Void, Never>?
     var expirationTimer: Task<Void, Never>?
@@ -153,6 +159,7 @@ public actor HandoffDaemon {
             scheduleActivityExpiration()
             if advertised != nil {
                 advertised = nil
+                renewal = nil
                 logger.info("nothing current: not advertising")
             }
             await radio.advertise(nil)
@@ -160,24 +167,38 @@ public actor HandoffDaemon {
         }
         let epoch = encoder.configuration.epoch(containing: now)
         let wanted = (account.id, current.type, current.flags, epoch.index)
-        if let advertised, advertised == wanted {
+        if let advertised, advertised == wanted, let renewal, instant < renewal {
             return
         }
         let payload = encoder.encode(account: account, activityType: current.type, flags: current.flags, now: now)
         if advertised.map({ $0.account != wanted.0 || $0.type != wanted.1 || $0.flags != wanted.2 }) ?? true {
             logger.info("advertising \(current.type) for account \(account.name)")
-        } else {
+        } else if advertised?.epoch != wanted.3 {
             logger.debug("new epoch \(epoch.index): rotated the beacon")
+        } else {
+            logger.trace("renewed the beacon")
         }
         advertised = wanted
+        let interval = Self.renewalInterval(expiry: settings.expiry)
+        renewal = instant + interval
         await radio.advertise(payload)
-        scheduleRotation(at: Double(epoch.endSeconds))
+        scheduleRotation(at: Double(epoch.endSeconds), renewingAfter: interval)
         scheduleActivityExpiration()
     }
 
-    private func scheduleRotation(at boundary: Double) {
+    /// How often the beacon is renewed within an epoch: a third of the nearby
+    /// expiry (devices of one account share it), so that a receiver hears a
+    /// fresh beacon at least twice before it would forget the activity; at
+    /// least a second.
+    static func renewalInterval(expiry: Duration) -> Duration {
+        max(.seconds(1), expiry / 3)
+    }
+
+    private func scheduleRotation(at boundary: Double, renewingAfter interval: Duration) {
         rotationTimer?.cancel()
-        let delay = max(0, boundary - Self.wallClock()) + 0.01
+        let (seconds, attoseconds) = interval.components
+        let renewalDelay = Double(seconds) + Double(attoseconds) / 1e18
+        let delay = min(max(0, boundary - Self.wallClock()) + 0.01, renewalDelay)
         rotationTimer = Task { [weak self] in
             try? await Task.sleep(for: .milliseconds(Int64(delay * 1000)))
             guard !Task.isCancelled else { return }

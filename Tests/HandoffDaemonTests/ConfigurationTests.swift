@@ -108,6 +108,12 @@ import Testing
         #expect(try parse("[beacon]\nepoch_seconds = 60\n") == expected)
     }
 
+    @Test func epochsDownToFiveSecondsAreAccepted() throws {
+        var expected = DaemonConfiguration.defaults
+        expected.epochSeconds = 5
+        #expect(try parse("[beacon]\nepoch_seconds = 5\n") == expected)
+    }
+
     @Test(arguments: [
         ("auto", AdapterSelector.automatic),
         ("hci0", .name("hci0")),
@@ -242,8 +248,8 @@ import Testing
         ("bluetooth", "company_id", 0x10000, 1...0xFFFF),
         ("bluetooth", "advertising_min_interval_ms", 19, 20...10_485_000),
         ("bluetooth", "advertising_max_interval_ms", 10_485_001, 20...10_485_000),
-        ("beacon", "epoch_seconds", 29, 30...86_400),
-        ("beacon", "epoch_seconds", 86_401, 30...86_400),
+        ("beacon", "epoch_seconds", 4, 5...86_400),
+        ("beacon", "epoch_seconds", 86_401, 5...86_400),
         ("nearby", "expiry_seconds", 14, 15...86_400),
         ("nearby", "registry_cap", 0, 1...100_000),
         ("nearby", "registry_cap", 100_001, 1...100_000),

@@ -26,6 +26,27 @@ import Testing
         await laptops.stop()
     }
 
+    /// Real bluetoothd signals an advertisement whose data does not change only now and then
+    /// (on the VM rig, once in 40 s): B learns that A's activity is still there from the fresh
+    /// beacons A puts on the air every third of the expiry. Here the simulator re-reports
+    /// nothing by itself, so without them B would drop the activity after the expiry (3 s).
+    @Test func aSteadyActivityStaysListedMuchLongerThanTheExpiry() async throws {
+        let laptops = try await TwoLaptops(rescanInterval: 600)
+        let viewer = try await laptops.b.client(handles: [TwoLaptops.type])
+        let publisher = try await laptops.a.client()
+        _ = try await publisher.call(.publish, PublishParams(type: TwoLaptops.type), as: PublishResult.self)
+        try await eventually {
+            try await viewer.call(.list, EmptyResult(), as: ListResult.self).activities.count == 1
+        }
+        let deadline = ContinuousClock.now + .seconds(12)
+        while ContinuousClock.now < deadline {
+            try await Task.sleep(for: .seconds(1))
+            let listed = try await viewer.call(.list, EmptyResult(), as: ListResult.self)
+            #expect(listed.activities.map(\.type) == [TwoLaptops.type], "B forgot the activity A still advertises")
+        }
+        await laptops.stop()
+    }
+
     @Test func anUnknownTypeIsListedAsUnknownUntilAnAppDeclaresIt() async throws {
         let laptops = try await TwoLaptops()
         let publisher = try await laptops.a.client()

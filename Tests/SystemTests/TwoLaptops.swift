@@ -12,10 +12,17 @@ struct TwoLaptops {
     let a: DaemonProcess
     let b: DaemonProcess
 
-    init(adapters: Int = 2, epochSeconds: Int = 600, extraSocketSettings: String = "") async throws {
+    /// - Parameter rescanInterval: how often, in seconds, a scanning adapter hears
+    ///   unchanged advertisements again.
+    init(adapters: Int = 2, epochSeconds: Int = 600, rescanInterval: Int = 1, extraSocketSettings: String = "")
+        async throws
+    {
         bus = try PrivateBus()
         sim = try await SimulatedBlueZ(
-            bus: bus, arguments: ["--adapters", "\(adapters)", "--rescan-interval", "1", "--temporary-timeout", "5"])
+            bus: bus,
+            arguments: [
+                "--adapters", "\(adapters)", "--rescan-interval", "\(rescanInterval)", "--temporary-timeout", "5",
+            ])
         a = try await DaemonProcess(
             bus: bus, name: "a", adapter: "hci0", epochSeconds: epochSeconds, extraSocketSettings: extraSocketSettings)
         b = try await DaemonProcess(

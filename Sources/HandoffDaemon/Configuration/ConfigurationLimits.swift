@@ -6,10 +6,14 @@ public enum ConfigurationLimits {
     /// `[bluetooth] advertising_min_interval_ms` and `advertising_max_interval_ms`:
     /// the Bluetooth Core range, 20 ms to about 10 485 s.
     public static let advertisingIntervalMilliseconds: ClosedRange<Int> = 20...10_485_000
-    /// `[beacon] epoch_seconds`: 30 s to one day.
-    public static let epochSeconds: ClosedRange<Int> = 30...86_400
-    /// `[nearby] expiry_seconds`. bluetoothd re-reports a device only about every
-    /// 10 s, so anything shorter than 15 s would drop devices that are still there.
+    /// `[beacon] epoch_seconds`: 5 s to one day. Receivers accept the epochs
+    /// either side of their own, so devices' clocks must agree to within an
+    /// epoch: below 30 s that asks more of the clocks than NTP promises
+    /// everywhere; the end-to-end suite uses 15 s to see rotations quickly.
+    public static let epochSeconds: ClosedRange<Int> = 5...86_400
+    /// `[nearby] expiry_seconds`. The advertiser renews its beacon every third
+    /// of this, and a renewal can take a second or two to be heard, so anything
+    /// shorter than 15 s would drop devices that are still there.
     public static let nearbyExpirySeconds: ClosedRange<Int> = 15...86_400
     /// `[nearby] registry_cap`.
     public static let nearbyRegistryCap: ClosedRange<Int> = 1...100_000
