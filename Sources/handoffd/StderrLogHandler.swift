@@ -5,7 +5,8 @@ import Logging
 ///
 /// Under systemd (`JOURNAL_STREAM` set) each line starts with its syslog
 /// priority, `<6>`, which journald turns into the entry's priority; the
-/// journal adds its own timestamps. Elsewhere lines carry a time and level.
+/// journal adds its own timestamps. Elsewhere lines carry a time (UTC, to the
+/// millisecond) and level.
 struct StderrLogHandler: LogHandler {
     var logLevel: Logger.Level = .info
     var metadata: Logger.Metadata = [:]
@@ -23,7 +24,10 @@ struct StderrLogHandler: LogHandler {
     }
 
     func log(event: LogEvent) {
-        var text = journal ? "<\(Self.priority(event.level))>" : "\(Date().formatted(.iso8601)) \(event.level) "
+        var text =
+            journal
+            ? "<\(Self.priority(event.level))>"
+            : "\(Date().formatted(Self.timeFormat)) \(event.level) "
         text += event.message.description
         let merged = metadata.merging(event.metadata ?? [:]) { _, new in new }
         if !merged.isEmpty {
@@ -32,6 +36,9 @@ struct StderrLogHandler: LogHandler {
         text += "\n"
         FileHandle.standardError.write(Data(text.utf8))
     }
+
+    /// 2026-03-14T09:26:53.500Z
+    static let timeFormat = Date.ISO8601FormatStyle(includingFractionalSeconds: true)
 
     static func priority(_ level: Logger.Level) -> Int {
         switch level {
