@@ -14,8 +14,12 @@ final class WireClient: @unchecked Sendable {
     private var buffer = [UInt8]()
     private var nextID = 0
 
+    /// Connects to `path`. The descriptor is stored only once connected: a class whose
+    /// initializer throws after every property is set still runs `deinit`, which would
+    /// close the descriptor a second time, and by then its number may be another
+    /// socket's (a HandoffKit connection being made on another thread, say).
     init(socket path: String) throws {
-        fd = Glibc.socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        let fd = Glibc.socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw TestFailure("socket() failed") }
         var address = sockaddr_un()
         address.sun_family = sa_family_t(AF_UNIX)
@@ -26,9 +30,11 @@ final class WireClient: @unchecked Sendable {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
         }
         guard result == 0 else {
+            let error = errno
             Glibc.close(fd)
-            throw TestFailure("connect(\(path)): \(String(cString: strerror(errno)))")
+            throw TestFailure("connect(\(path)): \(String(cString: strerror(error)))")
         }
+        self.fd = fd
     }
 
     deinit { Glibc.close(fd) }
