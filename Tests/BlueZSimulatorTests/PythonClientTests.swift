@@ -193,7 +193,15 @@ if not wait_for(lambda: adv.released > 0, 5):
     fail('no Release on graceful restart')
 if not wait_for(lambda: len(owners) >= 2 and owners[-1] != '', 10):
     fail('org.bluez did not come back: %r' % owners)
-am = dbus.Interface(bus.get_object(BLUEZ, HCI0), PROPS).GetAll(ADVMGR)
+# As bluetoothd, the simulator takes the name first; the adapters follow (InterfacesAdded).
+def advertising_manager():
+    try:
+        return dbus.Interface(bus.get_object(BLUEZ, HCI0, introspect=False), PROPS).GetAll(ADVMGR)
+    except dbus.exceptions.DBusException:
+        return None
+am = wait_for(advertising_manager, 10)
+if am is None:
+    fail('hci0 did not come back after the restart')
 if int(am['ActiveInstances']) != 0:
     fail('ActiveInstances after restart: %d' % int(am['ActiveInstances']))
 log('PASS')
