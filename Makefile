@@ -3,6 +3,7 @@
 #   make demo    two simulated laptops find each other's activity (no Bluetooth needed)
 #   make test    install what is missing, build, run the whole suite (CI runs this)
 #   make check   the fast subset: build and run the unit tests
+#   make e2e     the end-to-end suite on real bluetoothd in a qemu guest (root; docs/e2e.md)
 #   make bench   measure, and write the figures to docs/BENCHMARKS.md
 #   make fuzz    run the beacon decoder under libFuzzer for FUZZ_SECONDS (default 60)
 
@@ -14,7 +15,14 @@ SWIFT_FLAGS ?=
 APT_PACKAGES := pkg-config libdbus-1-dev libbluetooth-dev \
                 dbus-daemon dbus-bin python3 python3-dbus python3-gi strace systemd
 
-.PHONY: all deps build test check bench fuzz demo clean
+# The end-to-end suite: qemu and Debian's kernel for the guest, and what runs inside it
+# (the guest sees the host's files): BlueZ with btvirt, a system bus, python3-dbus, jq.
+E2E_PACKAGES := qemu-system-x86 linux-image-amd64 busybox-static cpio kmod \
+                bluez bluez-test-tools dbus python3-dbus python3-gi jq
+# Scenarios to run (default: all seven), e.g. make e2e E2E_SCENARIOS="discovery rotation".
+E2E_SCENARIOS ?=
+
+.PHONY: all deps build test check bench fuzz demo clean e2e
 
 all: build
 
@@ -26,9 +34,20 @@ build: deps
 
 # Tests run one at a time: many start daemons and buses, and on a two-core machine
 # running them all at once only measures the scheduler (the whole suite takes ~45 s).
+# Then the end-to-end suite on real bluetoothd (a few minutes; it fails, never skips,
+# when the VM cannot run).
 test: deps
 	$(SWIFT) build --build-tests $(SWIFT_FLAGS)
 	$(SWIFT) test --skip-build --no-parallel $(SWIFT_FLAGS)
+	$(MAKE) e2e
+
+# Boots a qemu guest with real bluetoothd on virtual radios and runs the handoffd and
+# handoffctl built here against it; logs go to e2e-logs/<timestamp>/.
+e2e: deps
+	@scripts/deps.sh $(E2E_PACKAGES)
+	$(SWIFT) build --product handoffd $(SWIFT_FLAGS)
+	$(SWIFT) build --product handoffctl $(SWIFT_FLAGS)
+	SWIFT="$(SWIFT)" SWIFT_FLAGS="$(SWIFT_FLAGS)" scripts/e2e.sh $(E2E_SCENARIOS)
 
 check: deps
 	$(SWIFT) build --build-tests $(SWIFT_FLAGS)

@@ -1,0 +1,629 @@
+#!/usr/bin/env bash
+# guest-e2e.sh: the end-to-end suite's guest side (docs/e2e.md). Runs INSIDE the qemu guest
+# that scripts/vm-rig/run-rig.sh boots; scripts/e2e.sh starts it.
+#
+# It brings up real BlueZ (a system dbus-daemon, btvirt with three virtual LE controllers
+# hci0, hci1 and hci2 that hear each other, bluetoothd -d, btmon), runs the handoffd and
+# handoffctl binaries built on the host against it, and checks seven scenarios. Each
+# prints one line, "PASS name (figures)" or "FAIL name: reason", and the suite ends with a
+# summary line; the exit status is 0 only when every scenario that ran passed.
+#
+# Usage: guest-e2e.sh --bin DIR [--epoch S] [--expiry S] [SCENARIO...]
+#   --bin DIR    where handoffd and handoffctl are (the host's swift build --show-bin-path)
+#   --epoch S    the beacon epoch of every daemon, in seconds (default 15)
+#   --expiry S   the daemons' nearby expiry, in seconds (default 20; the advertiser renews
+#                its beacon every third of it)
+#   SCENARIO     discovery rotation update-invalidate wrong-account bluetoothd-restart
+#                power-cycle clean-shutdown (default: all, in this order). Each one sets
+#                up what it needs, so any subset runs.
+# Logs go to $RIG_OUT: bluetoothd.log (-d), btmon.snoop, btvirt.log, dbus.log, one log per
+# handoffd (a.log, b.log, c.log), b-watch.log (B's events, each with the time it was
+# printed), hci1-adv.jsonl (what hci1's bluetoothd reported, from bluez-monitor.py),
+# results.txt (the PASS/FAIL lines).
+#
+# Everything here runs several times slower than on the host (qemu emulates the CPU), and
+# every process started costs time: the polling helpers are plain bash (no subshells, no
+# sleep processes), and measurements use the daemons' own timestamps, not when a poll
+# noticed something.
+set -u
+
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+BIN=""; EPOCH=15; EXPIRY=20; SCENARIOS=()
+ALL_SCENARIOS=(discovery rotation update-invalidate wrong-account bluetoothd-restart power-cycle clean-shutdown)
+while [ $# -gt 0 ]; do
+    case "$1" in
+        --bin) BIN=$2; shift 2 ;;
+        --epoch) EPOCH=$2; shift 2 ;;
+        --expiry) EXPIRY=$2; shift 2 ;;
+        -*) echo "guest-e2e: unknown option $1" >&2; exit 2 ;;
+        *) SCENARIOS+=("$1"); shift ;;
+    esac
+done
+[ ${#SCENARIOS[@]} -gt 0 ] || SCENARIOS=("${ALL_SCENARIOS[@]}")
+for s in "${SCENARIOS[@]}"; do
+    [[ " ${ALL_SCENARIOS[*]} " == *" $s "* ]] || { echo "guest-e2e: unknown scenario $s (known: ${ALL_SCENARIOS[*]})" >&2; exit 2; }
+done
+[ -x "$BIN/handoffd" ] && [ -x "$BIN/handoffctl" ] || { echo "guest-e2e: no handoffd/handoffctl in --bin '$BIN'" >&2; exit 2; }
+
+LOGDIR=${RIG_OUT:?RIG_OUT is not set: run this through scripts/vm-rig/run-rig.sh}
+W=/tmp/e2e                     # the daemons' configs, sockets and accounts (guest tmpfs)
+PY=/usr/bin/python3            # Debian's python3, with dbus and gi
+COMPANY=0xFFFF
+ACCOUNT=e2e
+PREFIX=org.handoff.e2e
+mkdir -p "$W" "$LOGDIR"
+RESULTS="$LOGDIR/results.txt"
+: > "$RESULTS"
+
+# ------------------------------------------------------------------ helpers
+PIDS=()                        # every background process, stopped in reverse order on exit
+cleanup() {
+    local i
+    for (( i=${#PIDS[@]}-1; i>=0; i-- )); do kill "${PIDS[$i]}" 2>/dev/null; done
+    sleep 0.5
+    for (( i=${#PIDS[@]}-1; i>=0; i-- )); do kill -9 "${PIDS[$i]}" 2>/dev/null; done
+}
+trap cleanup EXIT
+
+# Times are unix seconds with microseconds, as $EPOCHREALTIME gives them.
+to_us() { # VAR TIME: TIME in microseconds, into VAR
+    local s=${2%.*} f=000000
+    [[ $2 == *.* ]] && f=${2#*.}000000
+    printf -v "$1" '%d' $(( s * 1000000 + 10#${f:0:6} ))
+}
+le() { local a b; to_us a "$1"; to_us b "$2"; (( a <= b )); }          # le A B: A <= B
+secs() { # FROM TO: the seconds between, "1.23"
+    local a b d sign=""; to_us a "$1"; to_us b "$2"; d=$(( b - a ))
+    (( d < 0 )) && { sign=-; d=$(( -d )); }
+    printf '%s%d.%02d' "$sign" $(( d / 1000000 )) $(( d % 1000000 / 10000 ))
+}
+plus() { local a; to_us a "$1"; printf '%d.%06d' $(( (a + $2 * 1000000) / 1000000 )) $(( (a + $2 * 1000000) % 1000000 )); }
+T_START=$EPOCHREALTIME
+log() { echo "[e2e $(secs "$T_START" "$EPOCHREALTIME")s] $*"; }
+iso() { date -u -d "@$1" +%Y-%m-%dT%H:%M:%S.%3NZ; }                 # as handoffd writes times
+unix() { date -d "$1" +%s.%N; }                                      # and back
+stats() { # V...: "median M s, max X s (n N)"
+    printf '%s\n' "$@" | sort -g | awk '{v[NR]=$1} END{m=(NR%2)?v[(NR+1)/2]:(v[NR/2]+v[NR/2+1])/2;
+        printf "median %.2f s, max %.2f s (n %d)", m, v[NR], NR}'
+}
+exec {NAP_FD}<> <(:)                                                 # nap: read -t on a pipe nobody writes
+nap() { read -r -t "$1" -u "$NAP_FD" _ || :; }
+
+# wait_until SECONDS COMMAND...: runs COMMAND every 0.2 s until it succeeds (0) or time is up (1).
+# (Its locals have odd names: COMMAND may be a function that reads its caller's variables.)
+wait_until() {
+    local _wu_end _wu_now; to_us _wu_end "$EPOCHREALTIME"; _wu_end=$(( _wu_end + $1 * 1000000 )); shift
+    while :; do
+        "$@" && return 0
+        to_us _wu_now "$EPOCHREALTIME"; (( _wu_now >= _wu_end )) && return 1
+        nap 0.2
+    done
+}
+
+FAILED=0; PASSED=0
+CURRENT=""
+pass() { echo "PASS $CURRENT ($*)" | tee -a "$RESULTS"; PASSED=$((PASSED + 1)); }
+fail() { echo "FAIL $CURRENT: $*" | tee -a "$RESULTS"; FAILED=$((FAILED + 1)); return 1; }
+
+# ------------------------------------------------------------------ BlueZ
+log "kernel $(uname -r); epoch ${EPOCH}s, expiry ${EXPIRY}s; scenarios: ${SCENARIOS[*]}"
+modprobe -a bluetooth hci_vhci || { echo "FAIL setup: modprobe bluetooth hci_vhci"; exit 10; }
+[ -c /dev/vhci ] || { echo "FAIL setup: no /dev/vhci"; exit 10; }
+
+mkdir -p /run/dbus
+rm -f /run/dbus/system_bus_socket /run/dbus/pid
+dbus-daemon --system --nofork --nopidfile > "$LOGDIR/dbus.log" 2>&1 &
+PIDS+=($!)
+wait_until 30 test -S /run/dbus/system_bus_socket || { echo "FAIL setup: the system dbus-daemon did not start"; exit 10; }
+log "dbus-daemon up"
+
+# btvirt creates a controller, then binds AF_ALG sockets for ecb(aes) and cmac(aes) before
+# it creates the next and serves any. In a fresh guest those binds load modules and
+# instantiate crypto templates (seconds under TCG), during which hci0's first HCI_Reset
+# times out and hci0 stays dead at 00:00:00:00:00:00. So: load the modules, instantiate
+# both algorithms once, and still restart btvirt when a controller did not come up.
+# hciconfig reads the addresses: btmgmt and bluetoothctl print nothing with stdin at EOF.
+modprobe -a af_alg algif_hash algif_skcipher ecb cmac || log "warning: crypto modules did not load"
+$PY -c '
+import socket
+for kind, name in (("skcipher", "ecb(aes)"), ("hash", "cmac(aes)")):
+    s = socket.socket(socket.AF_ALG, socket.SOCK_SEQPACKET, 0); s.bind((kind, name)); s.close()
+' || log "warning: AF_ALG warm-up failed"
+controllers_up() {
+    local h a
+    for h in hci0 hci1 hci2; do
+        a=$(hciconfig $h 2>/dev/null | awk '/BD Address/{print $3}')
+        [ -n "$a" ] && [ "$a" != 00:00:00:00:00:00 ] || return 1
+    done
+}
+reset_timeouts() { dmesg | grep -c 'Opcode 0x0c03 failed'; }
+btvirt_settled() { controllers_up || ! kill -0 $BTVIRT_PID 2>/dev/null || [ "$(reset_timeouts)" != "$before" ]; }
+BTVIRT_PID=""; ok=0
+for try in 1 2 3 4 5; do
+    before=$(reset_timeouts)
+    # Three LE-only controllers in one process, so they hear each other: A advertises on
+    # hci0, B listens on hci1, C (another account) advertises on hci2. (A legacy controller
+    # cannot start a non-connectable advertisement while it scans, so two daemons on one
+    # controller would keep each other's advertisements off the air.)
+    btvirt -L -l3 >> "$LOGDIR/btvirt.log" 2>&1 &
+    BTVIRT_PID=$!
+    wait_until 60 btvirt_settled
+    controllers_up && { ok=1; break; }
+    log "btvirt try $try: the controllers did not come up; restarting it"
+    kill $BTVIRT_PID 2>/dev/null; wait $BTVIRT_PID 2>/dev/null
+    for _ in $(seq 50); do [ -z "$(ls /sys/class/bluetooth 2>/dev/null)" ] && break; nap 0.1; done
+done
+PIDS+=($BTVIRT_PID)
+[ $ok = 1 ] || { echo "FAIL setup: btvirt did not bring up hci0, hci1 and hci2"; dmesg | grep -i -E 'bluetooth|hci' | tail; exit 10; }
+log "btvirt up: $(hciconfig | awk '/^hci/{n=$1} /BD Address/{printf "%s%s ", n, $3}')"
+
+btmon -w "$LOGDIR/btmon.snoop" > /dev/null 2>&1 &
+PIDS+=($!)
+
+BTD_PID=""
+start_bluetoothd() {
+    /usr/libexec/bluetooth/bluetoothd -n -d >> "$LOGDIR/bluetoothd.log" 2>&1 &
+    BTD_PID=$!
+    PIDS+=($BTD_PID)
+}
+# The three adapters are on the bus with their LEAdvertisingManager1.
+bluez_ready() {
+    [ "$(busctl --system call org.bluez / org.freedesktop.DBus.ObjectManager GetManagedObjects 2>/dev/null |
+        grep -o 'org.bluez.LEAdvertisingManager1' | wc -l)" -ge 3 ]
+}
+start_bluetoothd
+wait_until 90 bluez_ready || { echo "FAIL setup: bluetoothd did not show three adapters"; exit 10; }
+log "bluetoothd up (pid $BTD_PID)"
+
+# Properties, through busctl: "y 1" -> 1, "b true" -> true.
+bprop() { busctl --system get-property org.bluez "/org/bluez/$1" "$2" "$3" 2>/dev/null | cut -d' ' -f2; }
+active_instances() { bprop "$1" org.bluez.LEAdvertisingManager1 ActiveInstances; }
+powered() { bprop "$1" org.bluez.Adapter1 Powered; }
+discovering() { bprop "$1" org.bluez.Adapter1 Discovering; }
+ai_is() { [ "$(active_instances "$1")" = "$2" ]; }
+set_powered() { busctl --system set-property org.bluez "/org/bluez/$1" org.bluez.Adapter1 Powered b "$2"; }
+
+# What hci1's bluetoothd reports, recorded independently of handoffd (bluez-monitor.py).
+MON="$LOGDIR/hci1-adv.jsonl"
+: > "$MON"
+$PY -u "$HERE/bluez-monitor.py" /org/bluez/hci1 $COMPANY "$MON" > "$LOGDIR/monitor.log" 2>&1 &
+PIDS+=($!)
+wait_until 180 grep -q '"ready"' "$MON" || { echo "FAIL setup: bluez-monitor.py did not start"; cat "$LOGDIR/monitor.log"; exit 10; }
+log "monitor of hci1 up"
+# mon_find KIND AFTER [ARG]: the time of the first record after AFTER, into MON_T (and the
+# payload into MON_DATA). KIND: payload (any payload heard on hci1), powered-hciN /
+# unpowered-hciN (the adapter appeared or changed with Powered true/false), bluez (org.bluez
+# got an owner).
+mon_find() {
+    local kind=$1 after line t t_us after_us; to_us after_us "$2"
+    MON_T=""; MON_DATA=""
+    while IFS= read -r line; do
+        [[ $line =~ \"t\":\ ([0-9.]+) ]] || continue
+        t=${BASH_REMATCH[1]}
+        case $kind in
+            payload) [[ $line =~ \"data\":\ \"([0-9a-f]+)\" ]] || continue ;;
+            powered-*) [[ $line == *'"event": "adapter"'* && $line == *"\"/org/bluez/${kind#powered-}\""* && $line == *'"powered": true'* ]] || continue ;;
+            unpowered-*) [[ $line == *'"event": "adapter"'* && $line == *"\"/org/bluez/${kind#unpowered-}\""* && $line == *'"powered": false'* ]] || continue ;;
+            bluez) [[ $line == *'"event": "bluez"'* && $line != *'"owner": ""'* ]] || continue ;;
+        esac
+        to_us t_us "$t"; (( t_us >= after_us )) || continue
+        MON_T=$t; [[ $line =~ \"data\":\ \"([0-9a-f]+)\" ]] && MON_DATA=${BASH_REMATCH[1]}
+        return 0
+    done < "$MON"
+    return 1
+}
+# Distinct payloads heard on hci1 between two times: "first-seen-time hex address" lines.
+heard_between() { # FROM TO
+    jq -r --argjson a "$1" --argjson b "$2" 'select(.data != null and .t >= $a and .t <= $b) |
+        "\(.t) \(.data) \(.address)"' "$MON" | awk '!seen[$2]++'
+}
+
+# ------------------------------------------------------------------ handoffd
+declare -A DPID
+# start_daemon NAME ADAPTER: its own config, socket, accounts and log; waits for the socket.
+start_daemon() {
+    local name=$1 adapter=$2 dir=$W/$1
+    mkdir -p "$dir/accounts"
+    cat > "$dir/handoffd.toml" <<CONF
+[bluetooth]
+adapter = "$adapter"
+[beacon]
+epoch_seconds = $EPOCH
+[nearby]
+expiry_seconds = $EXPIRY
+[socket]
+path = "$dir/handoffd.sock"
+mode = "0600"
+group = ""
+[accounts]
+directory = "$dir/accounts"
+[log]
+level = "debug"
+[dbus]
+bus = "system"
+CONF
+    "$BIN/handoffd" --config "$dir/handoffd.toml" >> "$LOGDIR/$name.log" 2>&1 &
+    DPID[$name]=$!
+    PIDS+=(${DPID[$name]})
+    wait_until 90 test -S "$dir/handoffd.sock" || { fail "handoffd $name did not create its socket (see $name.log)"; return 1; }
+}
+sock() { echo "$W/$1/handoffd.sock"; }
+ctl() { local name=$1; shift; "$BIN/handoffctl" "$@" --socket "$(sock "$name")"; }
+status_field() { ctl "$1" status --json 2>/dev/null | jq -r ".$2"; }
+radio_ready() { [ "$(status_field "$1" scanning)" = true ]; }
+alive() { kill -0 "${DPID[$1]}" 2>/dev/null; }
+# logged_since NAME LINE TEXT: NAME's log has TEXT after line LINE.
+logged_since() { tail -n +$(($2 + 1)) "$LOGDIR/$1.log" | grep -q "$3"; }
+# The time in A's log (to the millisecond) of the first line with TEXT after line LINE.
+a_logged_at() { # LINE TEXT
+    local t; t=$(tail -n +$(($1 + 1)) "$LOGDIR/a.log" | grep -m1 -F "$2" | cut -d' ' -f1)
+    [ -n "$t" ] && unix "$t"
+}
+
+# The types B's app declares (so B can name them) and follows (b-watch.log).
+TYPES=()
+for i in 1 2 3 4 5; do TYPES+=("$PREFIX.discovery$i"); done
+TYPES+=("$PREFIX.rotation" "$PREFIX.update" "$PREFIX.exit" "$PREFIX.wrong" "$PREFIX.restart")
+
+# handoffctl list --json on B. b_list keeps the output in B_LIST; the others read it.
+b_list() { B_LIST=$(ctl b list --json 2>/dev/null) && [ -n "$B_LIST" ]; }
+b_entry() { jq -c --arg t "$1" '[.activities[] | select(.type == $t)][0] // empty' <<<"$B_LIST"; }
+b_lists() { b_list && [ -n "$(b_entry "$1")" ]; }                   # TYPE
+b_lists_not() { b_list && [ -z "$(b_entry "$1")" ]; }               # TYPE
+b_list_empty() { b_list && [ "$(jq '.activities | length' <<<"$B_LIST")" = 0 ]; }
+# b_lists_since TYPE ISO: B lists TYPE, last heard at or after ISO.
+b_lists_since() {
+    local seen; b_lists "$1" || return 1
+    seen=$(b_entry "$1" | jq -r .lastSeen)
+    [[ "$seen" > "$2" || "$seen" == "$2" ]]
+}
+# b_event TYPE EVENT|any AFTER: B's first watch event for TYPE (of that name, or any)
+# printed after AFTER. Sets EV_AT (when printed), EV_NAME, EV_ID and EV_SEEN (lastSeen,
+# ISO: when B heard the beacon behind it).
+b_event() {
+    local line at rest at_us after_us; to_us after_us "$3"
+    while IFS= read -r line; do
+        at=${line%% *}; rest=${line#* }
+        [[ $rest == *"\"type\":\"$1\""* ]] || continue
+        [[ $2 == any || $rest == *"\"event\":\"$2\""* ]] || continue
+        to_us at_us "$at"; (( at_us >= after_us )) || continue
+        EV_AT=$at
+        [[ $rest =~ \"event\":\"([a-z]+)\" ]] && EV_NAME=${BASH_REMATCH[1]}
+        [[ $rest =~ \"id\":\"([^\"]+)\" ]] && EV_ID=${BASH_REMATCH[1]}
+        [[ $rest =~ \"lastSeen\":\"([^\"]+)\" ]] && EV_SEEN=${BASH_REMATCH[1]}
+        return 0
+    done < "$LOGDIR/b-watch.log"
+    return 1
+}
+b_heard_since() { b_event "$1" any "$2"; }                           # TYPE AFTER
+# b_events TYPE FROM TO: every watch event for TYPE printed in [FROM, TO], one
+# "printed-time event id lastSeen" line each.
+b_events() {
+    local line at rest at_us from_us to_us_; to_us from_us "$2"; to_us to_us_ "$3"
+    while IFS= read -r line; do
+        at=${line%% *}; rest=${line#* }
+        [[ $rest == *"\"type\":\"$1\""* ]] || continue
+        to_us at_us "$at"; (( at_us >= from_us && at_us <= to_us_ )) || continue
+        [[ $rest =~ \"event\":\"([a-z]+)\".* ]] && local name=${BASH_REMATCH[1]}
+        [[ $rest =~ \"id\":\"([^\"]+)\" ]] && local id=${BASH_REMATCH[1]}
+        [[ $rest =~ \"lastSeen\":\"([^\"]+)\" ]] && local seen=${BASH_REMATCH[1]}
+        echo "$at $name $id $seen"
+    done < "$LOGDIR/b-watch.log"
+}
+
+# Publishers: handoffctl publish on A in the background (not through ctl: $! must be
+# handoffctl itself, for the signals).
+declare -A PUB
+start_publisher() { # NAME TYPE [ARGS...]
+    local name=$1 type=$2; shift 2
+    "$BIN/handoffctl" publish --type "$type" "$@" --socket "$(sock a)" > "$LOGDIR/publish-$name.log" 2>&1 &
+    PUB[$name]=$!
+    PIDS+=(${PUB[$name]})
+}
+stop_publisher() { # NAME: SIGTERM (it invalidates and exits 0); returns its exit status
+    local pid=${PUB[$1]} rc
+    kill -TERM "$pid" 2>/dev/null
+    wait "$pid"; rc=$?
+    return $rc
+}
+
+SETUP_DONE=0
+setup_pair() { # A on hci0 and B on hci1 sharing account e2e, B's watcher; once
+    [ $SETUP_DONE = 1 ] && return 0
+    CURRENT=setup
+    start_daemon a hci0 || return 1
+    start_daemon b hci1 || return 1
+    ctl a account create $ACCOUNT > "$LOGDIR/account.log" 2>&1 || { fail "account create on A failed"; return 1; }
+    local code
+    # The code is the account's secret: it goes from one command to the other, never to a log.
+    code=$(ctl a account export $ACCOUNT 2>>"$LOGDIR/account.log" | sed -n "s/.*account import '\(.*\)'.*/\1/p")
+    [ -n "$code" ] || { fail "account export on A gave no code"; return 1; }
+    ctl b account import "$code" --name $ACCOUNT >> "$LOGDIR/account.log" 2>&1 || { fail "account import on B failed"; return 1; }
+    local args=() t
+    for t in "${TYPES[@]}"; do args+=(--type "$t"); done
+    # Each event line gets the unix time it was printed.
+    ( ctl b watch --json "${args[@]}" 2>>"$LOGDIR/b-watch.err" | while IFS= read -r line; do
+        printf '%s %s\n' "$EPOCHREALTIME" "$line"; done > "$LOGDIR/b-watch.log" ) &
+    PIDS+=($!)
+    wait_until 90 radio_ready a && wait_until 90 radio_ready b ||
+        { fail "the radios did not get ready (status: $(ctl a status 2>&1 | tr '\n' ' ') / $(ctl b status 2>&1 | tr '\n' ' '))"; return 1; }
+    # The watcher is connected when B counts two clients: it and the status call.
+    watching() { local n; n=$(status_field b clientCount); [ -n "$n" ] && [ "$n" -ge 2 ]; }
+    wait_until 60 watching || { fail "B's watcher did not connect"; return 1; }
+    nap 1
+    SETUP_DONE=1
+    log "A (hci0) and B (hci1) share account $ACCOUNT; B's watcher runs"
+}
+
+# ------------------------------------------------------------------ scenarios
+# 1. A publishes; B hears it and handoffctl list shows it. Five samples, each a new type,
+# each from a fresh registration. Latency: A's daemon took the publish (its log, to the
+# ms) -> B's daemon heard the beacon (the lastSeen of B's first event for the type).
+scenario_discovery() {
+    local base i type t0 la t_pub t_heard t_list heard=() listed=()
+    base=$(active_instances hci0)
+    for i in 1 2 3 4 5; do
+        type=$PREFIX.discovery$i
+        la=$(wc -l < "$LOGDIR/a.log")
+        t0=$EPOCHREALTIME
+        start_publisher disc$i "$type"
+        wait_until 45 b_heard_since "$type" "$t0" ||
+            { fail "sample $i: B did not hear $type within 45 s of handoffctl publish on A"; stop_publisher disc$i; return 1; }
+        t_heard=$(unix "$EV_SEEN")
+        wait_until 30 b_lists "$type" ||
+            { fail "sample $i: B heard $type but handoffctl list did not show it within 30 s"; stop_publisher disc$i; return 1; }
+        t_list=$EPOCHREALTIME
+        [ "$(b_entry "$type" | jq -r .account)" = $ACCOUNT ] ||
+            { fail "sample $i: B lists $type under account $(b_entry "$type" | jq -r .account)"; stop_publisher disc$i; return 1; }
+        t_pub=$(a_logged_at "$la" "published $type as")
+        [ -n "$t_pub" ] || { fail "sample $i: A did not log the publish of $type"; stop_publisher disc$i; return 1; }
+        heard+=("$(secs "$t_pub" "$t_heard")"); listed+=("$(secs "$t0" "$t_list")")
+        local pubrc; stop_publisher disc$i; pubrc=$?
+        [ $pubrc = 0 ] || { fail "sample $i: handoffctl publish exited $pubrc on SIGTERM"; return 1; }
+        wait_until 30 ai_is hci0 "$base" ||
+            { fail "sample $i: hci0 ActiveInstances stayed $(active_instances hci0) after the publisher stopped (was $base)"; return 1; }
+    done
+    pass "A took the publish -> B's daemon heard it: $(stats "${heard[@]}"); handoffctl publish started on A -> handoffctl list on B showed it: $(stats "${listed[@]}")"
+}
+
+# 2. With a short epoch, B keeps A's activity across rotations, and the raw payloads hci1's
+# bluetoothd reports change every epoch with nothing constant but the version nibble.
+scenario_rotation() {
+    local type=$PREFIX.rotation t0 tl polls=0 misses=0 ids=() verdict end
+    t0=$EPOCHREALTIME
+    start_publisher rot "$type"
+    wait_until 45 b_heard_since "$type" "$t0" && wait_until 30 b_lists "$type" ||
+        { fail "B did not list $type"; stop_publisher rot; return 1; }
+    tl=$EPOCHREALTIME
+    # Watch across at least three epoch boundaries after B first listed it.
+    end=$(( (${tl%.*} / EPOCH + 1) * EPOCH + 3 * EPOCH + EPOCH / 2 ))
+    while le "$EPOCHREALTIME" "$end"; do
+        polls=$((polls + 1))
+        if b_lists "$type"; then ids+=("$(b_entry "$type" | jq -r .id)"); else misses=$((misses + 1)); fi
+        nap 1
+    done
+    stop_publisher rot
+    # B's events in the window: updates at the rotations, never lost, one id throughout.
+    local lost=0 at name id seen
+    b_events "$type" "$t0" "$end" > "$LOGDIR/rotation-events.txt"
+    while read -r at name id seen; do
+        [ "$name" = lost ] && lost=$((lost + 1))
+        ids+=("$id")
+    done < "$LOGDIR/rotation-events.txt"
+    [ $misses = 0 ] || { fail "B's list lacked $type in $misses of $polls polls across the rotations"; return 1; }
+    [ $lost = 0 ] || { fail "B lost $type $lost time(s) across the rotations (see rotation-events.txt)"; return 1; }
+    local distinct_ids; distinct_ids=$(printf '%s\n' "${ids[@]}" | sort -u | wc -l)
+    [ "$distinct_ids" = 1 ] || { fail "B's entry changed id across rotations ($distinct_ids ids): list and watch churn (see rotation-events.txt)"; return 1; }
+    verdict=$($PY "$HERE/analyze-rotation.py" "$MON" "$tl" "$end" "$EPOCH")
+    case "$verdict" in
+        FAIL*) fail "${verdict#FAIL }"; return 1 ;;
+    esac
+    pass "B kept it under one id, never lost, listed in all $polls polls; $verdict"
+}
+
+# check_dropped TYPE T WHAT: after A stopped advertising TYPE at T, B drops it: its "lost"
+# event comes within the expiry (plus 5 s for this slow VM's timers), the beacon it was
+# last heard from is no later than T + 2 s (so the advertisement really stopped), and
+# handoffctl list no longer shows it. Sets DROP.
+check_dropped() {
+    local type=$1 t=$2 what=$3 seen
+    lost_seen() { b_event "$type" lost "$t"; }
+    wait_until $((EXPIRY + 20)) lost_seen || { fail "B did not drop $type within $((EXPIRY + 20)) s after $what"; return 1; }
+    seen=$(unix "$EV_SEEN")
+    wait_until 15 b_lists_not "$type" || { fail "handoffctl list on B still shows $type after its lost event"; return 1; }
+    le "$seen" "$(plus "$t" 2)" || { fail "B still heard $type $(secs "$t" "$seen") s after $what: the advertisement did not stop"; return 1; }
+    le "$(secs "$t" "$EV_AT")" $((EXPIRY + 5)) || { fail "B dropped $type $(secs "$t" "$EV_AT") s after $what; the expiry is $EXPIRY s"; return 1; }
+    DROP="$(secs "$t" "$EV_AT") s after $what ($(secs "$seen" "$EV_AT") s after B last heard it)"
+}
+
+# 3. An update is seen on B; after invalidate, and when the publishing client dies, A takes
+# its advertisement off (ActiveInstances back) and B drops the activity within the expiry.
+scenario_update_invalidate() {
+    local type=$PREFIX.update base fifo out t0 t_upd t_inv id
+    base=$(active_instances hci0)
+    # A bare protocol client (handoffctl has no update command): publish, update, invalidate.
+    fifo=$W/client.fifo; out=$LOGDIR/wire-client.log
+    rm -f "$fifo"; mkfifo "$fifo"
+    $PY -u "$HERE/wire-client.py" "$(sock a)" < "$fifo" > "$out" 2>&1 &
+    local cpid=$!; PIDS+=($cpid)
+    exec 7> "$fifo"
+    t0=$EPOCHREALTIME
+    echo '{"id":1,"method":"hello","params":{"app":"e2e","versions":[1]}}' >&7
+    echo '{"id":2,"method":"publish","params":{"type":"'"$type"'","title":"before"}}' >&7
+    wait_until 60 grep -q '"id":2,"result"' "$out" || { fail "publish over the socket got no result: $(tail -2 "$out")"; exec 7>&-; return 1; }
+    id=$(grep '"id":2,"result"' "$out" | cut -d' ' -f2- | jq -r .result.id)
+    wait_until 45 b_heard_since "$type" "$t0" && wait_until 30 b_lists "$type" || { fail "B did not list $type"; exec 7>&-; return 1; }
+    [ "$(b_entry "$type" | jq -r .hasWebpageURL)" = false ] || { fail "hasWebpageURL was true before the update"; exec 7>&-; return 1; }
+    wait_until 30 ai_is hci0 $((base + 1)) || { fail "ActiveInstances $(active_instances hci0) while publishing, expected $((base + 1))"; exec 7>&-; return 1; }
+    # update: a webpage URL sets the beacon's hasWebpageURL flag, which B sees.
+    t_upd=$EPOCHREALTIME
+    echo '{"id":3,"method":"update","params":{"id":"'"$id"'","webpageURL":"https://example.org/e2e"}}' >&7
+    updated() { b_event "$type" updated "$t_upd" && [[ $(grep -F "$EV_AT " "$LOGDIR/b-watch.log") == *'"hasWebpageURL":true'* ]]; }
+    wait_until 45 updated || { fail "B did not see the update (hasWebpageURL) within 45 s"; exec 7>&-; return 1; }
+    local lat_upd; lat_upd=$(secs "$t_upd" "$(unix "$EV_SEEN")")
+    wait_until 30 b_lists "$type" && [ "$(b_entry "$type" | jq -r .hasWebpageURL)" = true ] ||
+        { fail "handoffctl list on B does not show the update"; exec 7>&-; return 1; }
+    # invalidate: A unregisters its advertisement; B drops the activity within the expiry.
+    t_inv=$EPOCHREALTIME
+    echo '{"id":4,"method":"invalidate","params":{"id":"'"$id"'"}}' >&7
+    wait_until 30 ai_is hci0 "$base" || { fail "ActiveInstances stayed $(active_instances hci0) after invalidate (was $base)"; exec 7>&-; return 1; }
+    local lat_unreg; lat_unreg=$(secs "$t_inv" "$EPOCHREALTIME")
+    exec 7>&-
+    wait $cpid 2>/dev/null
+    check_dropped "$type" "$t_inv" "invalidate" || return 1
+    local drop1=$DROP
+    # The publishing client exits without invalidating (SIGKILL): the same must happen.
+    local type2=$PREFIX.exit t_kill t1
+    t1=$EPOCHREALTIME
+    start_publisher exit "$type2"
+    wait_until 45 b_heard_since "$type2" "$t1" && wait_until 30 b_lists "$type2" || { fail "B did not list $type2"; stop_publisher exit; return 1; }
+    t_kill=$EPOCHREALTIME
+    kill -KILL "${PUB[exit]}"; wait "${PUB[exit]}" 2>/dev/null
+    wait_until 30 ai_is hci0 "$base" || { fail "ActiveInstances stayed $(active_instances hci0) after the publishing client was killed"; return 1; }
+    local lat_unreg2; lat_unreg2=$(secs "$t_kill" "$EPOCHREALTIME")
+    check_dropped "$type2" "$t_kill" "its client was killed" || return 1
+    pass "update heard by B ${lat_upd} s after it was sent; invalidate: ActiveInstances back to $base within ${lat_unreg} s, B dropped it $drop1; client killed: back to $base within ${lat_unreg2} s, dropped $DROP; expiry ${EXPIRY} s"
+}
+
+# 4. A third daemon, C, with another account, advertises on hci2 (really: one more
+# instance there, and hci1's bluetoothd hears its payloads); B lists nothing, and counts
+# C's beacons as rejected.
+scenario_wrong_account() {
+    local type=$PREFIX.wrong base rej0 rej1 t0 t_air polls=0 extra="" end pid
+    start_daemon c hci2 || return 1
+    ctl c account create other > "$LOGDIR/account-c.log" 2>&1 || { fail "account create on C failed"; return 1; }
+    wait_until 90 radio_ready c || { fail "C's radio did not get ready"; return 1; }
+    wait_until $((EXPIRY + 30)) b_list_empty || { fail "B's list did not empty before the check: $B_LIST"; return 1; }
+    base=$(active_instances hci2)
+    rej0=$(status_field b beaconsRejected)
+    t0=$EPOCHREALTIME
+    "$BIN/handoffctl" publish --type "$type" --socket "$(sock c)" > "$LOGDIR/publish-wrong.log" 2>&1 &
+    pid=$!; PIDS+=($pid)
+    wait_until 30 ai_is hci2 $((base + 1)) || { fail "C's advertisement was not registered (hci2 ActiveInstances $(active_instances hci2), was $base)"; kill $pid; return 1; }
+    c_heard() { mon_find payload "$t0"; }
+    wait_until 45 c_heard || { fail "hci1's bluetoothd never heard C's advertisement: the check would prove nothing"; kill $pid; return 1; }
+    t_air=$MON_T
+    # For two epochs (at least 20 s) after that, B lists nothing.
+    end=$(plus "$EPOCHREALTIME" $(( 2 * EPOCH > 20 ? 2 * EPOCH : 20 )))
+    while le "$EPOCHREALTIME" "$end"; do
+        polls=$((polls + 1))
+        b_list_empty || { extra=$B_LIST; break; }
+        nap 1
+    done
+    local heard; heard=$(heard_between "$t0" "$EPOCHREALTIME" | wc -l)
+    rej1=$(status_field b beaconsRejected)
+    kill -TERM $pid; wait $pid
+    kill -TERM "${DPID[c]}"; wait "${DPID[c]}"; local crc=$?
+    [ -z "$extra" ] || { fail "B listed something from another account: $extra"; return 1; }
+    [ "$rej1" -gt "$rej0" ] || { fail "B's rejected-beacon count did not grow ($rej0 -> $rej1): it never saw C's beacons"; return 1; }
+    [ $crc = 0 ] || { fail "C exited $crc on SIGTERM"; return 1; }
+    pass "C on hci2 advertised ($heard payload(s) heard on hci1, the first $(secs "$t0" "$t_air") s after publish); B listed nothing in $polls polls and rejected $((rej1 - rej0)) beacon(s)"
+}
+
+# bluetoothd_cycle SIGNAL: stop bluetoothd with SIGNAL and start it again. Sets REC (from its
+# return, i.e. hci0 and hci1 powered again, to hci1's bluetoothd reporting A's beacon, which
+# B then lists) and REC_BUS (from org.bluez being back on the bus).
+bluetoothd_cycle() {
+    local sig=$1 type=$PREFIX.restart la lb t_start t_p0 t_p1 t_ret t_bus t_heard
+    la=$(wc -l < "$LOGDIR/a.log"); lb=$(wc -l < "$LOGDIR/b.log")
+    kill -"$sig" "$BTD_PID"; wait "$BTD_PID" 2>/dev/null
+    wait_until 30 logged_since a "$la" "waiting for bluetoothd" && wait_until 30 logged_since b "$lb" "waiting for bluetoothd" ||
+        { fail "SIG$sig: the daemons did not log that bluetoothd went away"; return 1; }
+    alive a && alive b || { fail "SIG$sig: a daemon exited when bluetoothd went away"; return 1; }
+    t_start=$EPOCHREALTIME
+    start_bluetoothd
+    both_powered() { mon_find powered-hci0 "$t_start" && t_p0=$MON_T && mon_find powered-hci1 "$t_start" && t_p1=$MON_T; }
+    wait_until 90 both_powered || { fail "SIG$sig: bluetoothd did not come back with hci0 and hci1 powered"; return 1; }
+    t_ret=$t_p0; le "$t_p1" "$t_p0" || t_ret=$t_p1
+    mon_find bluez "$t_start" && t_bus=$MON_T || t_bus=$t_ret
+    wait_until 45 b_lists_since "$type" "$(iso "$t_start")" || { fail "SIG$sig: B did not list A's activity again within 45 s of bluetoothd's return"; return 1; }
+    mon_find payload "$t_start"; t_heard=$MON_T
+    REC=$(secs "$t_ret" "$t_heard"); REC_BUS=$(secs "$t_bus" "$t_heard")
+    wait_until 30 logged_since a "$la" "scanning on hci0" && wait_until 30 logged_since b "$lb" "scanning on hci1" ||
+        { fail "SIG$sig: the daemons did not log that they scan again"; return 1; }
+    wait_until 30 ai_is hci0 1 || { fail "SIG$sig: A's advertisement is not registered after the restart (ActiveInstances $(active_instances hci0))"; return 1; }
+    [ "$(discovering hci1)" = true ] || { fail "SIG$sig: hci1 is not discovering after the restart"; return 1; }
+    alive a && alive b || { fail "SIG$sig: a daemon exited"; return 1; }
+    le "$REC" 5 || { fail "SIG$sig: B heard A's activity again only $REC s after bluetoothd's return (limit 5 s; $REC_BUS s after org.bluez was back on the bus)"; return 1; }
+}
+
+# 5. bluetoothd stops (SIGTERM, then SIGKILL) and starts again: both daemons notice, keep
+# running, set everything up again, and B hears A within 5 s of bluetoothd's return.
+scenario_bluetoothd_restart() {
+    local type=$PREFIX.restart t0 rec_term rec_kill
+    if [ -z "${PUB[restart]:-}" ] || ! kill -0 "${PUB[restart]}" 2>/dev/null; then
+        t0=$EPOCHREALTIME
+        start_publisher restart "$type"
+        wait_until 45 b_heard_since "$type" "$t0" || { fail "B did not hear $type"; return 1; }
+    fi
+    bluetoothd_cycle TERM || return 1; rec_term="$REC s ($REC_BUS s after org.bluez was back)"
+    bluetoothd_cycle KILL || return 1; rec_kill="$REC s ($REC_BUS s)"
+    pass "B heard A again $rec_term after bluetoothd's return with hci0 and hci1 powered, stopped with SIGTERM; $rec_kill with SIGKILL; both daemons logged it and kept running"
+}
+
+# 6. hci0 is powered off and on: A's advertisement comes back.
+scenario_power_cycle() {
+    local type=$PREFIX.restart la t0 t_off t_on t_heard
+    if [ -z "${PUB[restart]:-}" ] || ! kill -0 "${PUB[restart]}" 2>/dev/null; then
+        t0=$EPOCHREALTIME
+        start_publisher restart "$type"
+        wait_until 45 b_heard_since "$type" "$t0" || { fail "B did not hear $type"; return 1; }
+    fi
+    wait_until 30 ai_is hci0 1 || { fail "A is not advertising before the power cycle"; return 1; }
+    la=$(wc -l < "$LOGDIR/a.log")
+    t0=$EPOCHREALTIME
+    set_powered hci0 false || { fail "setting hci0 Powered=false failed"; return 1; }
+    off_seen() { mon_find unpowered-hci0 "$t0"; }
+    wait_until 30 off_seen || { fail "hci0 never reported Powered=false"; return 1; }
+    t_off=$MON_T
+    # A powers it on again by itself (power_on = true); if it has not yet, we do.
+    [ "$(powered hci0)" = true ] || set_powered hci0 true 2>/dev/null
+    on_seen() { mon_find powered-hci0 "$t_off"; }
+    wait_until 30 on_seen || { fail "hci0 did not power on again"; return 1; }
+    t_on=$MON_T
+    wait_until 45 b_lists_since "$type" "$(iso "$t_on")" || { fail "B did not hear A's activity within 45 s of hci0's power-on"; return 1; }
+    mon_find payload "$t_on"; t_heard=$MON_T
+    wait_until 30 ai_is hci0 1 || { fail "no advertisement registered on hci0 after the power cycle (ActiveInstances $(active_instances hci0))"; return 1; }
+    alive a || { fail "A exited"; return 1; }
+    pass "hci0 off for $(secs "$t_off" "$t_on") s; B heard A again $(secs "$t_on" "$t_heard") s after it was powered on; A logged: $(tail -n +$((la + 1)) "$LOGDIR/a.log" | grep -o -E 'adapter hci0 is powered off|powering on hci0|scanning on hci0|advertising on hci0|released the advertisement' | awk '!s[$0]++' | paste -sd, -)"
+}
+
+# 7. SIGTERM to A: it unregisters its advertisement, removes its socket, exits 0.
+scenario_clean_shutdown() {
+    local base lbt rc t0 took last
+    if [ -z "${PUB[restart]:-}" ] || ! kill -0 "${PUB[restart]}" 2>/dev/null; then
+        start_publisher restart "$PREFIX.restart"
+    fi
+    wait_until 45 ai_is hci0 1 || { fail "A is not advertising before the shutdown (ActiveInstances $(active_instances hci0))"; return 1; }
+    base=1
+    lbt=$(wc -l < "$LOGDIR/bluetoothd.log")
+    t0=$EPOCHREALTIME
+    kill -TERM "${DPID[a]}"
+    wait "${DPID[a]}"; rc=$?
+    took=$(secs "$t0" "$EPOCHREALTIME")
+    [ $rc = 0 ] || { fail "handoffd exited $rc on SIGTERM"; return 1; }
+    [ ! -e "$(sock a)" ] || { fail "the socket $(sock a) is still there"; return 1; }
+    wait_until 30 ai_is hci0 $((base - 1)) || { fail "ActiveInstances $(active_instances hci0) after the shutdown (was $base)"; return 1; }
+    # The last word on A's advertisement in bluetoothd's log is an UnregisterAdvertisement
+    # (A renews its registration every few seconds, so there are registrations before it;
+    # an advertisement that goes with its client's connection is not unregistered).
+    last=$(tail -n +$((lbt + 1)) "$LOGDIR/bluetoothd.log" |
+        grep -E 'register_advertisement\(\) (Register|Unregister)Advertisement|add_adv_callback|Failed to add advertisement' | tail -1)
+    [[ "$last" == *"UnregisterAdvertisement"* ]] ||
+        { fail "A did not unregister its advertisement (bluetoothd's last word on it: ${last:-none})"; return 1; }
+    grep -q "handoffd stopped" "$LOGDIR/a.log" || { fail "A did not log that it stopped"; return 1; }
+    pass "exit 0 after ${took} s, UnregisterAdvertisement logged by bluetoothd, ActiveInstances $base -> $((base - 1)), socket removed"
+}
+
+# ------------------------------------------------------------------ run
+for s in "${SCENARIOS[@]}"; do
+    if ! setup_pair; then break; fi
+    CURRENT=$s
+    log "scenario $s"
+    T0=$EPOCHREALTIME
+    "scenario_${s//-/_}"
+    log "scenario $s took $(secs "$T0" "$EPOCHREALTIME") s"
+done
+echo "SUMMARY: $PASSED passed, $FAILED failed, of ${#SCENARIOS[@]} scenario(s); guest time $(secs "$T_START" "$EPOCHREALTIME") s" | tee -a "$RESULTS"
+[ $FAILED = 0 ] && [ $PASSED = ${#SCENARIOS[@]} ] && exit 0
+exit 1

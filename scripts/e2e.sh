@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# make e2e: the end-to-end suite on real bluetoothd (docs/e2e.md).
+#
+# Boots a qemu guest with Debian's kernel (scripts/vm-rig/run-rig.sh), where real
+# bluetoothd runs on two virtual LE controllers (btvirt), and runs Tests/e2e/guest-e2e.sh
+# there against the handoffd and handoffctl binaries built here. Prints one PASS/FAIL line
+# per scenario and a summary, and names the folder with every log of the run.
+#
+# Usage: scripts/e2e.sh [SCENARIO...]     (default: all seven; see docs/e2e.md)
+# Environment:
+#   SWIFT, SWIFT_FLAGS  as in the Makefile: which build's binaries to run (built beforehand)
+#   E2E_LOGS            where the run's folder goes (default e2e-logs/; the folder is <timestamp>)
+#   E2E_TIMEOUT         seconds before the guest is killed (default 1200)
+#   E2E_EPOCH, E2E_EXPIRY  the daemons' epoch and nearby expiry in seconds (default 15 and 20)
+# Exit status: 0 when every scenario passed; 1 when one failed; 2 when the rig could not
+# run it (no qemu, no kernel, the guest did not boot) or the run timed out. Never skips.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+
+SWIFT=${SWIFT:-swift}
+read -r -a swift_flags <<<"${SWIFT_FLAGS:-}"
+say() { echo "e2e: $*" >&2; }
+
+if [[ $(id -u) -ne 0 ]]; then
+    say "FAILED: must run as root: qemu boots the kernel image in /boot, which only root can read"
+    exit 2
+fi
+BIN=$("$SWIFT" build "${swift_flags[@]}" --show-bin-path) || { say "FAILED: swift build --show-bin-path failed"; exit 2; }
+for tool in handoffd handoffctl; do
+    [[ -x "$BIN/$tool" ]] || { say "FAILED: $BIN/$tool is missing: build it first (make e2e does)"; exit 2; }
+done
+
+logs="${E2E_LOGS:-e2e-logs}/$(date +%Y%m%d-%H%M%S)"
+mkdir -p "$logs" || { say "FAILED: cannot create $logs"; exit 2; }
+logs=$(cd "$logs" && pwd)
+start=$(date +%s)
+say "running on real bluetoothd in a qemu guest (TCG: a few minutes); logs: $logs"
+args=(--bin "$BIN")
+[[ -n "${E2E_EPOCH:-}" ]] && args+=(--epoch "$E2E_EPOCH")
+[[ -n "${E2E_EXPIRY:-}" ]] && args+=(--expiry "$E2E_EXPIRY")
+# The guest runs a copy of Tests/e2e, kept with the logs: what ran, even if the tree changes.
+cp -r Tests/e2e "$logs/guest" || { say "FAILED: cannot copy Tests/e2e to $logs"; exit 2; }
+RIG_OUT="$logs" RIG_TIMEOUT="${E2E_TIMEOUT:-1200}" scripts/vm-rig/run-rig.sh "$logs/guest/guest-e2e.sh" \
+    "${args[@]}" "$@" 2>&1 | tee "$logs/console.log"
+rc=${PIPESTATUS[0]}
+wall=$(( $(date +%s) - start ))
+
+case $rc in
+    0)
+        say "all scenarios passed in ${wall} s; logs: $logs"
+        exit 0 ;;
+    124)
+        say "FAILED: the guest did not finish within ${E2E_TIMEOUT:-1200} s (${wall} s); logs: $logs"
+        exit 2 ;;
+    125)
+        say "FAILED: the VM rig could not run the suite (qemu, the kernel or the guest's boot; see above); logs: $logs"
+        exit 2 ;;
+    10)
+        say "FAILED: real BlueZ did not come up in the guest (see above); logs: $logs"
+        exit 1 ;;
+    *)
+        say "FAILED (guest exit $rc) after ${wall} s:"
+        grep -E '^(FAIL|SUMMARY)' "$logs/results.txt" >&2 2>/dev/null || true
+        say "logs: $logs"
+        exit 1 ;;
+esac
