@@ -14,8 +14,9 @@
 #   --expiry S   the daemons' nearby expiry, in seconds (default 20; the advertiser renews
 #                its beacon every third of it)
 #   SCENARIO     discovery rotation update-invalidate wrong-account bluetoothd-restart
-#                power-cycle clean-shutdown (default: all, in this order). Each one sets
-#                up what it needs, so any subset runs.
+#                power-cycle clean-shutdown (default: all). They run in this order
+#                whatever order they are given in; each sets up what it needs, so
+#                any subset runs.
 # Logs go to $RIG_OUT: bluetoothd.log (-d), btmon.snoop, btvirt.log, dbus.log, one log per
 # handoffd (a.log, b.log, c.log), b-watch.log (B's events, each with the time it was
 # printed), hci1-adv.jsonl (what hci1's bluetoothd reported, from bluez-monitor.py),
@@ -43,6 +44,9 @@ done
 for s in "${SCENARIOS[@]}"; do
     [[ " ${ALL_SCENARIOS[*]} " == *" $s "* ]] || { echo "guest-e2e: unknown scenario $s (known: ${ALL_SCENARIOS[*]})" >&2; exit 2; }
 done
+# Always in the suite's order (clean-shutdown stops A, so it comes last).
+wanted=" ${SCENARIOS[*]} "; SCENARIOS=()
+for s in "${ALL_SCENARIOS[@]}"; do [[ $wanted == *" $s "* ]] && SCENARIOS+=("$s"); done
 [ -x "$BIN/handoffd" ] && [ -x "$BIN/handoffctl" ] || { echo "guest-e2e: no handoffd/handoffctl in --bin '$BIN'" >&2; exit 2; }
 
 LOGDIR=${RIG_OUT:?RIG_OUT is not set: run this through scripts/vm-rig/run-rig.sh}
