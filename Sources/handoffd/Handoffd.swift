@@ -55,6 +55,19 @@ struct Handoffd: AsyncParsableCommand {
     @Flag(name: .long, help: "Check the configuration, print it and exit.")
     var checkConfig = false
 
+    /// The overrides get the file's limits for the epoch (a zero epoch would stop the
+    /// daemon on a precondition); the expiry may go below the file's 15 s (tests use it),
+    /// but not below a second.
+    func validate() throws {
+        let epochs = ConfigurationLimits.epochSeconds
+        if let epochSeconds, !epochs.contains(Int(epochSeconds)) {
+            throw ValidationError("--epoch-seconds must be \(epochs.lowerBound) to \(epochs.upperBound), not \(epochSeconds)")
+        }
+        if let expirySeconds, expirySeconds < 1 {
+            throw ValidationError("--expiry-seconds must be at least 1, not \(expirySeconds)")
+        }
+    }
+
     func run() async throws {
         let configurationPath = config
         var configuration: DaemonConfiguration
