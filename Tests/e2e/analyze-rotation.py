@@ -46,8 +46,9 @@ for t, data, _ in payloads:
     if not data.startswith("1"):
         fail("payload %s has version nibble %s, not 1" % (data, data[0]))
     tags.setdefault(data[2:10], (t, data))
-first_boundary = (int(payloads[0][0] // epoch) + 1) * epoch
-boundaries = [b for b in range(first_boundary, int(end) + 1, epoch) if b + epoch / 2 <= end]
+# The boundaries after the window opens with at least half an epoch left to hear them.
+first_boundary = (int(start // epoch) + 1) * epoch
+boundaries = [b for b in range(first_boundary, int(end) + 1, epoch) if b + epoch // 2 <= end]
 if len(boundaries) < 3:
     fail("the window %.1f..%.1f holds %d epoch boundaries, not 3" % (start, end, len(boundaries)))
 delays = []
