@@ -40,6 +40,11 @@ public actor LERadio {
         /// The first retry delay after a failure; it doubles up to `maximumRetryDelay`.
         public var retryDelay: Duration = .milliseconds(250)
         public var maximumRetryDelay: Duration = .seconds(5)
+        /// How long the adapter may take to report `Discovering` after
+        /// `StartDiscovery`. When the kernel is busy with another scan (a
+        /// killed bluetoothd's), bluetoothd answers InProgress, as if our
+        /// session existed, and drops it. See `LERadio+DiscoveryCheck.swift`.
+        public var discoveryConfirmation: Duration = .milliseconds(1500)
 
         public init() {}
     }
@@ -77,13 +82,13 @@ public actor LERadio {
     public let manager: BlueZObjectManager
     public let scanner: AdvertisementScanner
     public let configuration: Configuration
-    private let logger: Logger
+    let logger: Logger
 
     // What is wanted.
     private var wantedPayload: [UInt8]?
     // What bluetoothd has, as far as we know.
-    private var adapter: Adapter1?
-    private var scanning = false
+    var adapter: Adapter1?
+    var scanning = false
     private var advertisement: LEAdvertisement1?
     private var registered = false
     /// The payload bluetoothd refused as too long, and why: not registered again
@@ -94,12 +99,20 @@ public actor LERadio {
     private var poweringOn: DBusObjectPath?
     // Bookkeeping.
     private var phase: Phase = .waitingForBluetoothd
-    private var lastError: String?
-    private var reconciling = false
+    var lastError: String?
+    var reconciling = false
     private var passRequested = false
     private var retryTask: Task<Void, Never>?
     private var retryDelay: Duration
-    private var stopped = false
+    var stopped = false
+    // Discovery confirmation (LERadio+DiscoveryCheck.swift).
+    /// When the first `StartDiscovery` not yet followed by `Discovering` was accepted.
+    var unconfirmedSince: ContinuousClock.Instant?
+    var confirmationTask: Task<Void, Never>?
+    /// The confirmation came due while a pass ran: checked when the passes end.
+    var discoveryCheckDue = false
+    /// The adapter we power-cycled to clear a killed bluetoothd's scan, once per bluetoothd run.
+    var powerCycledForStaleScan: DBusObjectPath?
 
     public init(
         connection: DBusConnection, manager: BlueZObjectManager, configuration: Configuration = Configuration(),
@@ -157,6 +170,7 @@ public actor LERadio {
         guard !stopped else { return }
         stopped = true
         retryTask?.cancel()
+        confirmationTask?.cancel()
         if let adapter {
             if registered, let advertisement {
                 try? await LEAdvertisingManager1.unregisterAdvertisement(
@@ -188,10 +202,12 @@ public actor LERadio {
         switch event {
         case .serviceVanished:
             forgetAdapterState()
+            powerCycledForStaleScan = nil
             return true
         case .serviceAppeared:
             // A fresh bluetoothd: failures before it say nothing about it.
             retryDelay = configuration.retryDelay
+            powerCycledForStaleScan = nil
             return true
         case .interfacesAdded(_, let interfaces):
             return interfaces[Adapter1.interface] != nil || interfaces[LEAdvertisingManager1.interface] != nil
@@ -204,8 +220,10 @@ public actor LERadio {
         case .propertiesChanged(let path, let interface, let changed, _, _):
             guard interface == Adapter1.interface else { return false }
             if path == adapter?.path {
+                if changed["Discovering"] == .boolean(true) { discoveryConfirmed() }
                 if changed["Powered"] == .boolean(false) {
                     scanning = false
+                    discoveryConfirmed()
                     return true
                 }
                 // Discovery that stops under us needs a pass. Our own pause (scanning
@@ -228,6 +246,7 @@ public actor LERadio {
         registeredPayload = nil
         poweringOn = nil
         tooLong = nil
+        discoveryConfirmed()
         scanner.setAdapter(nil)
     }
 
@@ -241,14 +260,13 @@ public actor LERadio {
 
     // MARK: Reconciling
 
-    private func reconcile() async {
+    func reconcile() async {
         guard !stopped else { return }
         if reconciling {
             passRequested = true
             return
         }
         reconciling = true
-        defer { reconciling = false }
         repeat {
             passRequested = false
             do {
@@ -262,6 +280,12 @@ public actor LERadio {
                 scheduleRetry()
             }
         } while passRequested && !stopped
+        reconciling = false
+        // A discovery check that came due during the passes runs now.
+        if discoveryCheckDue {
+            discoveryCheckDue = false
+            await checkDiscovery()
+        }
     }
 
     private func pass() async throws {
@@ -310,8 +334,11 @@ public actor LERadio {
             do {
                 try await Adapter1.startDiscovery(adapter: chosen.path, on: connection)
             } catch let error as DBusError where error.is(.bluezInProgress) {
-                // Our session already exists (for example after a power cycle).
+                // Either our session already exists, or the kernel is busy with
+                // another scan and bluetoothd dropped the session: the
+                // confirmation below tells which.
             }
+            discoveryAccepted(on: chosen)
             scanning = true
         }
         if let advertisingFailure { throw advertisingFailure }
@@ -402,7 +429,7 @@ public actor LERadio {
             minInterval: configuration.minInterval, maxInterval: configuration.maxInterval)
     }
 
-    private func scheduleRetry() {
+    func scheduleRetry() {
         guard retryTask == nil, !stopped else { return }
         let delay = retryDelay
         retryDelay = min(retryDelay * 2, configuration.maximumRetryDelay)
@@ -417,7 +444,7 @@ public actor LERadio {
         await reconcile()
     }
 
-    private func transition(to new: Phase) {
+    func transition(to new: Phase) {
         guard new != phase else { return }
         phase = new
         switch new {

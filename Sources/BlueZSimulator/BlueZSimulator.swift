@@ -33,6 +33,8 @@ public actor BlueZSimulator {
     private var control: DBusConnection?
     private var controlObject: DBusExportedObject?
     private var restartTask: Task<Void, Never>?
+    /// Adapters whose controller went on scanning when bluetoothd was killed, and until when.
+    private var killedScans: [String: ContinuousClock.Instant] = [:]
     private var stopWaiters: [CheckedContinuation<Void, Never>] = []
     /// The adapters that exist (the "hardware"): they survive restarts.
     public private(set) var adapterNames: [String]
@@ -84,7 +86,12 @@ public actor BlueZSimulator {
     }
 
     private func startDaemon() async throws -> BluetoothDaemon {
-        try await BluetoothDaemon.start(configuration: configuration, adapterNames: adapterNames, stats: stats, air: air)
+        // Scans a killed bluetoothd left running, and not over yet.
+        let now = ContinuousClock.now
+        let lingering = killedScans.filter { $0.value > now && adapterNames.contains($0.key) }
+        killedScans = [:]
+        return try await BluetoothDaemon.start(
+            configuration: configuration, adapterNames: adapterNames, stats: stats, air: air, killedScans: lingering)
     }
 
     /// Stops everything. `graceful` is bluetoothd's SIGTERM: adapters power
@@ -130,6 +137,13 @@ public actor BlueZSimulator {
         self.daemon = nil
         stats.update { $0.restarts += 1 }
         log.info("restart: down for \(downtime)\(graceful ? ", gracefully" : "")")
+        if !graceful && configuration.killedScanLinger > .zero {
+            let until = ContinuousClock.now + configuration.killedScanLinger
+            for name in await daemon.scanningAdapters() {
+                killedScans[name] = until
+                log.info("restart: \(name)'s controller goes on scanning for \(configuration.killedScanLinger)")
+            }
+        }
         await daemon.shutDown(graceful: graceful)
         await publishControlState()
         restartTask = Task { [weak self] in

@@ -13,9 +13,10 @@ extension BluetoothDaemon {
     // MARK: Adding and removing
 
     /// Adds an adapter: InterfacesAdded with Powered false, then Powered true.
-    func addAdapter(_ name: String) {
+    func addAdapter(_ name: String, killedScanUntil: ContinuousClock.Instant? = nil) {
         guard let index = SimulatedAdapter.index(of: name), adapters[name] == nil else { return }
         let adapter = SimulatedAdapter(name: name, index: index, systemName: configuration.systemName)
+        adapter.killedScanUntil = killedScanUntil
         adapters[name] = adapter
         adapterOrder.append(name)
         let interfaces = makeInterfaces(for: adapter)
@@ -51,6 +52,11 @@ extension BluetoothDaemon {
         writer.enqueue { await box.unexport() }
         await writer.flush()
         log.info("\(name): removed")
+    }
+
+    /// The adapters whose controller scans for us now: a kill leaves their scan running.
+    func scanningAdapters() -> [String] {
+        adapterOrder.filter { adapters[$0]?.discovering == true }
     }
 
     // MARK: Publishing
@@ -92,6 +98,7 @@ extension BluetoothDaemon {
     /// Advertisements stay registered; they are silent until power returns.
     func powerDown(_ adapter: SimulatedAdapter, publish publishPowered: Bool) {
         adapter.appliedPowered = false
+        adapter.killedScanUntil = nil
         if flood?.adapter == adapter.name { stopFlood() }
         dropLinks(of: adapter)
         var values: [String: DBusValue] = [:]
@@ -121,10 +128,14 @@ extension BluetoothDaemon {
         let state = adapter.switches.current
         switch change.property {
         case "Powered":
-            if state.powered && !adapter.appliedPowered {
+            // Each Set in turn, by the value it set (bluetoothd finishes one
+            // before the next): an off quickly followed by an on still powers
+            // the controller down and up, and ends what power-off ends.
+            let wanted = change.value.boolean ?? state.powered
+            if wanted && !adapter.appliedPowered {
                 log.info("\(adapter.name): powered on")
                 powerUp(adapter)
-            } else if !state.powered && adapter.appliedPowered {
+            } else if !wanted && adapter.appliedPowered {
                 powerDown(adapter, publish: false)
             }
         case "Discoverable":

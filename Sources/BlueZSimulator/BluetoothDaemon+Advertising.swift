@@ -120,7 +120,7 @@ extension BluetoothDaemon {
     /// A non-connectable advertisement needs a new random address to start,
     /// which a legacy controller refuses while it scans.
     func cannotStartWhileScanning(_ advertisement: RegisteredAdvertisement, on adapter: SimulatedAdapter) -> Bool {
-        configuration.legacyAdvertising && advertisement.content.kind == .broadcast && adapter.discovering
+        configuration.legacyAdvertising && advertisement.content.kind == .broadcast && adapter.controllerScanning
     }
 
     /// The adapter stopped discovering: advertisements a legacy controller

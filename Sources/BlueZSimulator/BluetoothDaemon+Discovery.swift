@@ -7,6 +7,18 @@ extension BluetoothDaemon {
     func startDiscovery(on name: String, sender: String) async throws(DBusError) {
         let adapter = try self.adapter(name)
         guard adapter.switches.powered else { throw BlueZError.notReady() }
+        if adapter.killedScanLingers && !adapter.discovering {
+            // bluetoothd holds the reply until the kernel answers; the kernel says
+            // Busy, and bluetoothd answers InProgress (as for a second session)
+            // and drops the session, keeping a pre-set filter.
+            if let client = adapter.clients[sender], client.filter != nil {
+                adapter.clients[sender]?.discovering = false
+            } else {
+                adapter.clients[sender] = nil
+            }
+            log.info("\(name): StartDiscovery from \(sender) refused: the kernel still scans for the killed bluetoothd (Busy)")
+            throw BlueZError.inProgress()
+        }
         if let client = adapter.clients[sender] {
             if client.discovering { throw BlueZError.inProgress() }
             adapter.clients[sender]?.discovering = true

@@ -56,13 +56,15 @@ actor BluetoothDaemon {
     /// Connects, takes `org.bluez`, and brings up `adapterNames` (each appears
     /// unpowered, then powers on, as bluetoothd's AutoEnable does).
     /// - Throws: `DBusError`; `Failed` when another process owns `org.bluez`.
+    /// `killedScans`: adapters whose controller still runs the scan of a killed bluetoothd, and until when.
     static func start(
-        configuration: SimulatorConfiguration, adapterNames: [String], stats: SimulatorStats, air: AirSettings
+        configuration: SimulatorConfiguration, adapterNames: [String], stats: SimulatorStats, air: AirSettings,
+        killedScans: [String: ContinuousClock.Instant] = [:]
     ) async throws -> BluetoothDaemon {
         let connection = try await DBusConnection.connect(to: configuration.bus)
         let daemon = BluetoothDaemon(configuration: configuration, connection: connection, stats: stats, air: air)
         do {
-            try await daemon.bringUp(adapterNames)
+            try await daemon.bringUp(adapterNames, killedScans: killedScans)
         } catch {
             await connection.close()
             throw error
@@ -70,7 +72,7 @@ actor BluetoothDaemon {
         return daemon
     }
 
-    private func bringUp(_ adapterNames: [String]) async throws {
+    private func bringUp(_ adapterNames: [String], killedScans: [String: ContinuousClock.Instant]) async throws {
         try await connection.addObjectManager(at: .root)
         let departures = try await connection.signals(
             matching: DBusMatchRule(
@@ -97,7 +99,7 @@ actor BluetoothDaemon {
                 for await change in changes { await self?.settingChanged(change) }
             })
         log.info("\(Self.busName) is \(connection.uniqueName)")
-        for name in adapterNames { addAdapter(name) }
+        for name in adapterNames { addAdapter(name, killedScanUntil: killedScans[name]) }
         await writer.flush()
     }
 

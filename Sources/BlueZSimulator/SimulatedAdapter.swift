@@ -34,6 +34,9 @@ final class SimulatedAdapter {
     var discoveryMadeDiscoverable = false
     var mergedFilter = MergedDiscoveryFilter()
     var rescanTimer: Task<Void, Never>?
+    /// Until when the kernel still runs the scan of a killed bluetoothd (see
+    /// `SimulatorConfiguration.killedScanLinger`). Power-off ends it.
+    var killedScanUntil: ContinuousClock.Instant?
     var discoverableTimer: Task<Void, Never>?
 
     init(name: String, index: Int, systemName: String) {
@@ -64,6 +67,12 @@ final class SimulatedAdapter {
     }
 
     var hasDiscoverySession: Bool { clients.values.contains { $0.discovering } }
+
+    /// The kernel still runs a killed bluetoothd's scan.
+    var killedScanLingers: Bool { killedScanUntil.map { ContinuousClock.now < $0 } ?? false }
+
+    /// The controller scans: for our clients, or for a killed bluetoothd.
+    var controllerScanning: Bool { discovering || killedScanLingers }
 
     var activeAdvertisements: [RegisteredAdvertisement] { advertisements.filter { $0.state == .active } }
 

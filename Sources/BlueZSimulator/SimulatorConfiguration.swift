@@ -59,6 +59,17 @@ public struct SimulatorConfiguration: Sendable {
     /// How long `Device1.Disconnect` takes: bluetoothd 5.66 drops the link
     /// `DISCONNECT_TIMER` (2 s) after the request.
     public var disconnectDelay: Duration = .seconds(2)
+    /// How long the kernel goes on scanning for a bluetoothd that was killed
+    /// (SIGKILL, `restart(graceful: false)`) while it discovered. The kernel
+    /// does not stop that LE discovery round (`DISCOV_LE_TIMEOUT`, 10.24 s)
+    /// when bluetoothd dies, and the new bluetoothd does not know of it. Until
+    /// it ends or the adapter is powered off: the kernel refuses
+    /// `StartDiscovery` (Busy), so bluetoothd answers `InProgress` (as for a
+    /// second session) and drops the session, and `Discovering` stays false;
+    /// and a legacy controller refuses broadcast advertisements, since it scans. On the VM rig the remainder of
+    /// the round is anything from 0 to 10.24 s; the default is the worst case.
+    /// Zero: the kernel's scan ends with bluetoothd.
+    public var killedScanLinger: Duration = .milliseconds(10240)
     /// Receives one line per event; nil is silent.
     public var log: (@Sendable (String) -> Void)?
 
@@ -82,6 +93,7 @@ public struct SimulatorConfiguration: Sendable {
         try check(connectTimeout.map { $0 > .zero } ?? true, "connect timeout must be positive")
         try check((1...5).contains(attChannels), "ATT channels must be 1…5")
         try check(disconnectDelay >= .zero, "disconnect delay must not be negative")
+        try check(killedScanLinger >= .zero, "killed-scan linger must not be negative")
         try check(DBusNames.isValidErrorName(lengthErrorName), "'\(lengthErrorName)' is not a D-Bus error name")
     }
 }

@@ -36,6 +36,11 @@ struct CommandLineOptions {
           --att-channels N          ATT bearers per connection, 1-5 (default 3: notifications
                                     may arrive out of order, as with EATT; 1: in order)
           --disconnect-delay SEC    Device1.Disconnect takes this long (default 2, as 5.66)
+          --killed-scan-linger SEC  after a restart that kills bluetoothd, the controllers it
+                                    scanned on go on scanning this long: StartDiscovery
+                                    fails with InProgress and broadcast advertising fails until
+                                    then or a power-off (default 10.24, the kernel's LE
+                                    discovery round; 0: the scan ends with bluetoothd)
           --quiet                   do not log events to stderr
           -h, --help                show this help
 
@@ -97,10 +102,15 @@ struct CommandLineOptions {
             case "--att-mtu": options.configuration.attMTU = try number(UInt16.self)
             case "--att-channels": options.configuration.attChannels = try number(Int.self)
             case "--connect-timeout": options.configuration.connectTimeout = try seconds()
-            case "--disconnect-delay":
+            case "--disconnect-delay", "--killed-scan-linger":
                 let delay = try number(Double.self)
                 guard delay >= 0, delay.isFinite else { throw Problem(description: "\(name) must not be negative") }
-                options.configuration.disconnectDelay = .milliseconds(Int64((delay * 1000).rounded()))
+                let duration = Duration.milliseconds(Int64((delay * 1000).rounded()))
+                if name == "--disconnect-delay" {
+                    options.configuration.disconnectDelay = duration
+                } else {
+                    options.configuration.killedScanLinger = duration
+                }
             case "--quiet": options.quiet = true
             default: throw Problem(description: "unknown option '\(argument)'")
             }

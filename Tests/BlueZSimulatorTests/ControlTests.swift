@@ -43,6 +43,70 @@ import Testing
         }
     }
 
+    /// As on the VM rig after `kill -9 bluetoothd`: the kernel goes on with the
+    /// dead daemon's scan, the new one's StartDiscovery is answered and then
+    /// dropped without a word, and a broadcast advertisement cannot start;
+    /// a power cycle, or the end of the kernel's round, clears it.
+    @Test func aKilledBluetoothdLeavesItsScanRunning() async throws {
+        try await H.run({ $0.killedScanLinger = .seconds(2) }) { h in
+            try await h.scan(H.hci0)
+            try await h.scan(H.hci1)
+            try await h.control("Restart", [.uint32(100), .boolean(false)])
+            try await eventually("org.bluez back with both adapters powered") {
+                let zero = try? await h.get(H.hci0, H.adapterInterface, "Powered")
+                let one = try? await h.get(H.hci1, H.adapterInterface, "Powered")
+                return zero == .boolean(true) && one == .boolean(true)
+            }
+            let peer = try await h.connect()
+            let broadcast = try await TestAdvertisement(
+                on: peer, path: "/test/broadcast", properties: TestAdvertisement.properties(type: "broadcast"))
+            for adapter in [H.hci0, H.hci1] {
+                // The kernel says Busy; bluetoothd answers InProgress, as for a second session,
+                // but no session is left and Discovering stays false.
+                let busy = await #expect(throws: DBusError.self) { try await h.scan(adapter) }
+                #expect(busy?.name == "org.bluez.Error.InProgress")
+                try await settle()
+                #expect(try await h.get(adapter, H.adapterInterface, "Discovering") == .boolean(false))
+                let stop = await #expect(throws: DBusError.self) {
+                    try await h.call(adapter, H.adapterInterface, "StopDiscovery")
+                }
+                #expect(stop?.message == "No discovery started")
+                let refused = await #expect(throws: DBusError.self) { try await h.register(broadcast, on: adapter) }
+                #expect(refused?.name == "org.bluez.Error.Failed")
+            }
+            // A power cycle ends the kernel's scan on hci1 at once.
+            try await h.set(H.hci1, H.adapterInterface, "Powered", .boolean(false))
+            try await h.set(H.hci1, H.adapterInterface, "Powered", .boolean(true))
+            try await h.scan(H.hci1)
+            try await eventually("hci1 discovering") {
+                try await h.get(H.hci1, H.adapterInterface, "Discovering") == .boolean(true)
+            }
+            try await h.call(H.hci1, H.adapterInterface, "StopDiscovery")
+            try await h.register(broadcast, on: H.hci1)
+            // hci0 was left alone: it works again once the kernel's round is over.
+            try await eventually("hci0 discovering after the kernel's round", timeout: .seconds(6)) {
+                try? await h.scan(H.hci0)  // InProgress once a session exists
+                try await Task.sleep(for: .milliseconds(100))
+                return try await h.get(H.hci0, H.adapterInterface, "Discovering") == .boolean(true)
+            }
+            await peer.close()
+        }
+    }
+
+    @Test func aKilledBluetoothdsScanEndsWithItWhenConfigured() async throws {
+        try await H.run({ $0.killedScanLinger = .zero }) { h in
+            try await h.scan(H.hci1)
+            try await h.control("Restart", [.uint32(100), .boolean(false)])
+            try await eventually("org.bluez back with hci1 powered") {
+                (try? await h.get(H.hci1, H.adapterInterface, "Powered")) == .boolean(true)
+            }
+            try await h.scan(H.hci1)
+            try await eventually("hci1 discovering") {
+                try await h.get(H.hci1, H.adapterInterface, "Discovering") == .boolean(true)
+            }
+        }
+    }
+
     @Test func aGracefulRestartReleasesEveryAdvertisement() async throws {
         try await H.run { h in
             let peer = try await h.connect()

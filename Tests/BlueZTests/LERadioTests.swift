@@ -11,14 +11,16 @@ struct Laptop {
     let radio: LERadio
     let task: Task<Void, Never>
 
-    init(bus: PrivateBus, adapter: String, advertisementPath: DBusObjectPath = "/org/handoff/advertisement0")
-        async throws
-    {
+    init(
+        bus: PrivateBus, adapter: String, advertisementPath: DBusObjectPath = "/org/handoff/advertisement0",
+        configure: (inout LERadio.Configuration) -> Void = { _ in }
+    ) async throws {
         connection = try await DBusConnection.connect(to: .address(bus.address))
         manager = try await BlueZObjectManager.start(on: connection)
         var configuration = LERadio.Configuration()
         configuration.adapter = .name(adapter)
         configuration.advertisementPath = advertisementPath
+        configure(&configuration)
         radio = LERadio(connection: connection, manager: manager, configuration: configuration)
         let radio = self.radio
         task = Task { await radio.run() }
@@ -152,7 +154,8 @@ struct Laptop {
 
     @Test func resumesWithinTwoSecondsAfterBluetoothdRestarts() async throws {
         let bus = try PrivateBus()
-        let sim = try await SimulatedBlueZ(bus: bus)
+        // The kernel's scan ends with the killed bluetoothd here (see the next tests for when it does not).
+        let sim = try await SimulatedBlueZ(bus: bus, arguments: ["--killed-scan-linger", "0"])
         let a = try await Laptop(bus: bus, adapter: "hci0")
         let b = try await Laptop(bus: bus, adapter: "hci1")
         try await a.waitUntilReady()
@@ -174,6 +177,64 @@ struct Laptop {
         #expect(await a.radio.status.advertising)
         #expect(await b.radio.status.scanning)
         await a.stop()
+        await b.stop()
+        await sim.stop()
+    }
+
+    /// After `kill -9 bluetoothd` the kernel may go on with the dead daemon's
+    /// scan for up to 10.24 s: StartDiscovery is accepted and silently dropped,
+    /// and the legacy controller refuses to advertise. The radio notices that
+    /// Discovering never came and power-cycles the adapter, once.
+    @Test func clearsTheScanAKilledBluetoothdLeftRunning() async throws {
+        let bus = try PrivateBus()
+        let sim = try await SimulatedBlueZ(bus: bus, arguments: ["--killed-scan-linger", "30"])
+        let a = try await Laptop(bus: bus, adapter: "hci0") { $0.discoveryConfirmation = .milliseconds(500) }
+        let b = try await Laptop(bus: bus, adapter: "hci1") { $0.discoveryConfirmation = .milliseconds(500) }
+        try await a.waitUntilReady()
+        try await b.waitUntilReady()
+        await a.radio.advertise(Self.payloadA)
+        _ = try await firstMatch(b.radio.scanEvents, report(Self.payloadA))
+
+        try await sim.restart(downtime: .milliseconds(300), graceful: false)
+        // New data, so that nothing heard before the restart counts. The kernel's
+        // scans would last 30 s: hearing it within 10 s means both radios cleared them.
+        await a.radio.advertise(Self.payloadB)
+        _ = try await firstMatch(b.radio.scanEvents, within: .seconds(10), report(Self.payloadB))
+        #expect(await a.radio.status.advertising)
+        try await eventually { await b.radio.status.phase == .ready("hci1") }
+        #expect(await b.radio.status.scanning)
+        await a.stop()
+        await b.stop()
+        await sim.stop()
+    }
+
+    /// Without leave to manage power, the radio does not power-cycle: it says
+    /// why it is not scanning and tries again until the kernel's round ends.
+    @Test func withoutPowerManagementWaitsOutAKilledBluetoothdsScan() async throws {
+        let bus = try PrivateBus()
+        let sim = try await SimulatedBlueZ(bus: bus, arguments: ["--killed-scan-linger", "2"])
+        let b = try await Laptop(bus: bus, adapter: "hci1") {
+            $0.discoveryConfirmation = .milliseconds(300)
+            $0.powerOnAdapter = false
+        }
+        try await b.waitUntilReady()
+        try await sim.restart(downtime: .milliseconds(200), graceful: false)
+        try await eventually(within: .seconds(5)) {
+            if case .failing(let why) = await b.radio.status.phase {
+                return why.contains("did not start discovering") && why.contains("PowerOnAdapter")
+            }
+            return false
+        }
+        // It keeps trying, so once the kernel's round is over (2 s) the adapter discovers for it again.
+        let control = sim.control
+        try await eventually(within: .seconds(15)) {
+            let reply = try await control.call(
+                destination: "org.bluez", path: "/org/bluez/hci1", interface: "org.freedesktop.DBus.Properties",
+                member: "Get", [.string("org.bluez.Adapter1"), .string("Discovering")])
+            return try reply.decode(DBusValue.self) == .boolean(true)
+        }
+        try await eventually { await b.radio.status.phase == .ready("hci1") }
+        #expect(await b.radio.status.scanning)
         await b.stop()
         await sim.stop()
     }

@@ -147,14 +147,18 @@ import Testing
         let watcher = try await laptops.b.client(handles: [TwoLaptops.type])
         _ = try await watcher.call(.subscribe, SubscribeParams(), as: EmptyResult.self)
 
+        // A kill: the simulator leaves the kernel's scan running (10.24 s) on both
+        // adapters, as real bluetoothd does; the daemons must clear it themselves.
         try await laptops.sim.restart(downtime: .milliseconds(500), graceful: false)
         let back = ContinuousClock.now
-        try await eventually(within: .seconds(5)) { (try? await laptops.sim.activeInstances("hci0")) == 1 }
+        try await eventually(within: .seconds(8)) { (try? await laptops.sim.activeInstances("hci0")) == 1 }
         // The entry survives (expiry is 3 s); after the restart B hears A again and refreshes it.
         let heardAgain = try await Self.lastSeenAdvances(viewer, after: Date())
         let recovery = ContinuousClock.now - back
         #expect(heardAgain)
-        #expect(recovery < .seconds(2.5), "recovery took \(recovery)")
+        // The leftover scan alone would take 10.24 s; the e2e suite's limit on real bluetoothd is 5 s.
+        #expect(recovery < .seconds(5), "recovery took \(recovery)")
+        #expect(laptops.a.log.contains("did not start discovering") && laptops.b.log.contains("did not start discovering"))
         print("recovery after a bluetoothd restart: \(recovery)")
         #expect(laptops.a.process.isRunning && laptops.b.process.isRunning)
         #expect(laptops.a.log.contains("waiting for bluetoothd"))
