@@ -209,7 +209,8 @@ extension HandoffDaemon {
             to: client)
     }
 
-    private func send(_ name: EventName, _ data: some Encodable, to client: ClientSession) {
+    /// Queues an event for one client; a client that does not read its events is disconnected.
+    func send(_ name: EventName, _ data: some Encodable, to client: ClientSession) {
         guard let frame = try? WireFormat.event(name, data) else { return }
         if !client.outbox.send(frame) {
             logger.warning("\(client.description) is not reading its events; disconnecting it")

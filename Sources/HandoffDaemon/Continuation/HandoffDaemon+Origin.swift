@@ -92,14 +92,9 @@ extension HandoffDaemon {
         timer.cancel()
         guard delivered else { return }
         // wasContinued goes to the connection that published the activity, if it is still there.
-        guard let activity = activities.activity(id), let client = clients[activity.client],
-            let frame = try? WireFormat.event(.wasContinued, WasContinuedEvent(id: id, byDevice: requester.description))
-        else { return }
+        guard let activity = activities.activity(id), let client = clients[activity.client] else { return }
         logger.info("\(activity.type) (\(id)) was continued by device \(requester)")
-        if !client.outbox.send(frame) {
-            logger.warning("\(client.description) is not reading its events; disconnecting it")
-            client.outbox.close()
-        }
+        send(.wasContinued, WasContinuedEvent(id: id, byDevice: requester.description), to: client)
     }
 }
 
