@@ -46,7 +46,10 @@ extension HandoffDaemon {
             logger.notice("continuation request from \(peer) refused: \(error)")
             throw Self.refusal(error)
         }
-        guard let activity = activities.current(at: .now), activity.id == accepted.activity else {
+        // The account may have been removed since the beacon went out (SIGHUP, account.remove).
+        guard accounts.keys.values.contains(where: { $0.id == accepted.account }),
+            let activity = activities.current(at: .now), activity.id == accepted.activity
+        else {
             logger.notice("continuation request from \(peer) refused: activity \(accepted.activity) is no longer current")
             throw Self.refusal(.notCurrent)
         }
