@@ -194,15 +194,44 @@ final class ContinuationFetch: Sendable {
                     state.touched.append((device, known.adapter))
                 }
             }
-            do {
-                try await Device1.connect(device, on: connection, timeout: Self.connectAttempt)
-                return device
-            } catch let error as DBusError {
-                if error.is(.cancelled) { throw CancellationError() }
-                // Cancels a pending attempt (bluetoothd keeps trying after our call timed out).
+            switch await attempt(device) {
+            case .connected: return device
+            case .cancelled: throw CancellationError()
+            case .failed, .moved:
+                // Cancels a pending attempt (bluetoothd keeps trying after our call ended).
                 Task { try? await Device1.disconnect(device, on: connection) }
                 try await Task.sleep(for: .milliseconds(100))
             }
+        }
+    }
+
+    private enum Attempt: Sendable { case connected, failed, moved, cancelled }
+
+    /// One Connect, given up after `connectAttempt` or as soon as a newer beacon came from another address.
+    private func attempt(_ device: DBusObjectPath) async -> Attempt {
+        await withTaskGroup(of: Attempt.self) { group in
+            group.addTask {
+                do {
+                    try await Device1.connect(device, on: self.connection, timeout: Self.connectAttempt)
+                    return .connected
+                } catch let error as DBusError where error.is(.cancelled) {
+                    return .cancelled
+                } catch is CancellationError {
+                    return .cancelled
+                } catch {
+                    return .failed
+                }
+            }
+            group.addTask {
+                while !Task.isCancelled {
+                    try? await Task.sleep(for: .milliseconds(100))
+                    if let newest = await self.currentDevice(), newest != device { return .moved }
+                }
+                return .cancelled
+            }
+            let first = await group.next() ?? .cancelled
+            group.cancelAll()
+            return first
         }
     }
 
