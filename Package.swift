@@ -147,7 +147,7 @@ let package = Package(
         .testTarget(name: "HandoffKitTests", dependencies: ["HandoffKit", "HandoffProtocol"]),
         .testTarget(
             name: "SystemTests",
-            dependencies: ["HandoffProtocol", "HandoffKit", "DBus", "DBusTestSupport"]
+            dependencies: ["HandoffProtocol", "HandoffKit", "HandoffCore", "BlueZ", "DBus", "DBusTestSupport"]
         ),
         .testTarget(name: "HandoffStoreTests", dependencies: ["HandoffStore", "HandoffCore"]),
     ],

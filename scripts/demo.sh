@@ -4,8 +4,8 @@
 # It starts a private D-Bus, the simulated BlueZ (handoff-sim-bluez) with two adapters
 # that hear each other, and one handoffd per adapter, each with its own socket and
 # state directory. The two share one account (created on A, imported on B with its
-# export code, as you would on two real laptops). Then laptop A publishes an activity
-# and `handoffctl list` on laptop B finds it. Every process started here is stopped on
+# export code, as you would on two real laptops). Then laptop A publishes an activity,
+# `handoffctl list` on laptop B finds it and `handoffctl continue` fetches it. Every process started here is stopped on
 # exit or Ctrl-C.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -111,4 +111,10 @@ wait_for 10 "laptop-b to hear laptop-a" found
 laptop b list
 echo
 laptop b status
-printf '\n\033[1mdemo: laptop-b found laptop-a'"'"'s activity over the simulated air.\033[0m\n'
+
+step "laptop-b continues it: handoffd fetches the whole activity from laptop-a over GATT"
+device=$("$BIN/handoffctl" list --json --socket "$work/b/handoffd.sock" | sed -n 's/.*"device" *: *"\([0-9a-f]*\)".*/\1/p' | head -n 1)
+laptop b continue "$device"
+wait_for 10 "laptop-a to be told" grep -q "was continued by device" "$work/a.log"
+grep "was continued by device" "$work/a.log" | sed 's/^/laptop-a handoffd: /'
+printf '\n\033[1mdemo: laptop-b found laptop-a'"'"'s activity over the simulated air and continued it.\033[0m\n'

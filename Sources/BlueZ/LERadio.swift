@@ -28,6 +28,9 @@ public actor LERadio {
         public var powerOnAdapter = true
         /// The company ID of our Manufacturer Specific Data (0xFFFF: the SIG's test ID).
         public var companyID: UInt16 = 0xFFFF
+        /// "broadcast" (non-connectable) or "peripheral" (connectable, so that peers
+        /// can connect to the GATT application; see `GattApplication`).
+        public var advertisementType: LEAdvertisementData.AdvertisingType = .broadcast
         /// Where the advertisement object is exported.
         public var advertisementPath: DBusObjectPath = "/org/handoff/advertisement0"
         /// Advertising interval bounds in milliseconds, if set.
@@ -425,7 +428,7 @@ public actor LERadio {
 
     private func advertisementData(_ payload: [UInt8]) -> LEAdvertisementData {
         LEAdvertisementData(
-            type: .broadcast, manufacturerData: [configuration.companyID: payload],
+            type: configuration.advertisementType, manufacturerData: [configuration.companyID: payload],
             minInterval: configuration.minInterval, maxInterval: configuration.maxInterval)
     }
 

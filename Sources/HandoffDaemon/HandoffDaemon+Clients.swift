@@ -21,6 +21,7 @@ extension HandoffDaemon {
     func removeClient(_ id: UInt64) async {
         guard let client = clients.removeValue(forKey: id) else { return }
         client.outbox.close()
+        cancelContinuations(of: id)
         let gone = activities.removeAll(of: id)
         logger.debug("\(client.description) disconnected; \(gone.count) activities invalidated")
         if !gone.isEmpty { await refreshAdvertisement() }
@@ -106,9 +107,10 @@ extension HandoffDaemon {
             accountsChanged()
             await refreshAdvertisement()
             return try WireFormat.result(id: id, EmptyResult())
-        case .continue, .continueCancel:
-            // Specified in docs/protocol.md; the GATT transfer behind it is issue 7's work in progress.
-            throw ProtocolError(.internal, "\(method.rawValue) is not available in this build of handoffd yet")
+        case .continue:
+            return try startContinuation(try WireFormat.params(ContinueParams.self, from: line), id: id, client: client)
+        case .continueCancel:
+            return try cancelContinuation(try WireFormat.params(ContinuationParams.self, from: line), id: id, client: client)
         }
     }
 

@@ -1,4 +1,5 @@
 import BlueZ
+import DBus
 import Foundation
 import HandoffCore
 import HandoffProtocol
@@ -46,6 +47,26 @@ public actor HandoffDaemon {
     var recognized: UInt64 = 0
     var rejected: UInt64 = 0
 
+    // Continuation (docs/continuation.md), origin side.
+    /// Which activity each of our recent beacons announced; checks requests.
+    var continuationServer: ContinuationServer
+    /// The exchanges being served, each with its timeout.
+    var exchanges: [UInt64: Task<Void, Never>] = [:]
+    var nextExchange: UInt64 = 0
+    var gattServer: ContinuationGattServer?
+    /// The radio's bus connection and BlueZ mirror, once `run` has started.
+    var bluez: (connection: DBusConnection, manager: BlueZObjectManager)?
+    // Continuing side.
+    /// The continuations clients asked for that have not finished, by name.
+    var continuations: [String: OutgoingContinuation] = [:]
+    var nextContinuation: UInt64 = 0
+    /// Links being taken down after a continuation, by device.
+    var disconnecting: [DBusObjectPath: Task<Void, Never>] = [:]
+    /// The latest beacon heard for each nearby entry, with its recognition tag.
+    var heardBeacons: [String: (beacon: RecognizedBeacon, tag: [UInt8])] = [:]
+    /// Our per-epoch identifier for an account when we advertise nothing for it.
+    var requesterIDs: [AccountID: (epoch: Epoch, device: DeviceID)] = [:]
+
     public init(settings: DaemonSettings, radio: LERadio, accounts: AccountBook, logger: Logger) {
         self.settings = settings
         self.radio = radio
@@ -56,10 +77,13 @@ public actor HandoffDaemon {
         recognizer = BeaconRecognizer(configuration: configuration, accounts: Array(accounts.keys.values))
         nearby = NearbyRegistry(capacity: settings.registryCap, expiry: settings.expiry)
         activities = LocalActivities(maximumPerClient: settings.maxActivitiesPerClient)
+        continuationServer = ContinuationServer(configuration: configuration)
     }
 
     /// Follows the radio's scan reports until cancelled.
     public func run() async {
+        let gatt = await startContinuationService()
+        defer { gatt.cancel() }
         for await event in radio.scanEvents {
             if Task.isCancelled { break }
             handle(event)
@@ -74,6 +98,8 @@ public actor HandoffDaemon {
         rotationTimer?.cancel()
         expiryTimer?.cancel()
         expirationTimer?.cancel()
+        cancelAllContinuations()
+        await gattServer?.shutDown()
         for client in clients.values { client.outbox.close() }
         clients.removeAll()
         await radio.advertise(nil)
@@ -104,6 +130,7 @@ public actor HandoffDaemon {
                 beacon, rssi: report.rssi, device: report.device.rawValue, wallClock: Date(timeIntervalSince1970: now),
                 now: .now)
             if let evicted { broadcast(.lost, evicted) }
+            rememberBeacon(beacon, payload: report.data, entry: change.entry)
             switch change {
             case .appeared(let entry):
                 logger.info("nearby: \(entry.activityType) from \(entry.accountName) device \(entry.origin.device)")
@@ -171,6 +198,7 @@ public actor HandoffDaemon {
             return
         }
         let payload = encoder.encode(account: account, activityType: current.type, flags: current.flags, now: now)
+        continuationServer.didAdvertise(payload, account: account, activity: current.id, now: now)
         if advertised.map({ $0.account != wanted.0 || $0.type != wanted.1 || $0.flags != wanted.2 }) ?? true {
             logger.info("advertising \(current.type) for account \(account.name)")
         } else if advertised?.epoch != wanted.3 {

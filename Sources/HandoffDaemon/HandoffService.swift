@@ -135,6 +135,7 @@ public struct HandoffService: Service {
         radio.companyID = configuration.companyID
         radio.minInterval = configuration.advertisingIntervalMilliseconds.lowerBound
         radio.maxInterval = configuration.advertisingIntervalMilliseconds.upperBound
+        radio.advertisementType = configuration.advertisementType
         return radio
     }
 

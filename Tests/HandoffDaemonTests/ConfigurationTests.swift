@@ -28,6 +28,7 @@ import Testing
         #expect(defaults.powerOnAdapter)
         #expect(defaults.companyID == 0xFFFF)
         #expect(defaults.advertisingIntervalMilliseconds == 100...150)
+        #expect(defaults.advertisementType == .peripheral)
         #expect(defaults.epochSeconds == 600)
         #expect(defaults.nearbyExpiry == .seconds(45))
         #expect(defaults.nearbyRegistryCap == 256)
@@ -57,6 +58,7 @@ import Testing
             company_id = 0x1234
             advertising_min_interval_ms = 200
             advertising_max_interval_ms = 400
+            advertisement_type = "broadcast"
 
             [beacon]
             epoch_seconds = 300
@@ -87,6 +89,7 @@ import Testing
         expected.powerOnAdapter = false
         expected.companyID = 0x1234
         expected.advertisingIntervalMilliseconds = 200...400
+        expected.advertisementType = .broadcast
         expected.epochSeconds = 300
         expected.nearbyExpiry = .seconds(90)
         expected.nearbyRegistryCap = 1000
@@ -322,6 +325,11 @@ import Testing
             level.description
                 == "test.toml:2: [log] level: \"verbose\" is not a log level; use one of trace, debug, info, notice, "
                 + "warning, error, critical")
+        let type = try #require(failure("[bluetooth]\nadvertisement_type = \"connectable\"\n"))
+        #expect(
+            type.description
+                == "test.toml:2: [bluetooth] advertisement_type: \"connectable\" is not an advertisement type; use "
+                + "\"peripheral\" (connectable, needed to continue activities from this device) or \"broadcast\"")
     }
 
     @Test func minimumIntervalAboveMaximumIsRejected() throws {

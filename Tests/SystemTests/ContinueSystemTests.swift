@@ -6,26 +6,9 @@ import Synchronization
 import Testing
 
 /// `continue` end to end: `handoffctl continue` and HandoffKit on B against the real
-/// handoffd, an activity published through HandoffKit on A.
-///
-/// These tests check what docs/protocol.md specifies. Until the daemon side of issue 7
-/// (the GATT transfer) lands, handoffd answers every `continue` with an `internal`
-/// error ("continue is not available in this build of handoffd yet"). Each check of
-/// the specified behaviour therefore sits in a `withKnownIssue` block that excuses
-/// that one failure and nothing else. WHEN THE DAEMON SIDE LANDS, those blocks record
-/// no issue, `withKnownIssue` fails the test ("known issue was not recorded"), and the
-/// wrappers are to be removed: the expectations inside them are the real test.
-/// What must hold both today and then (a clean exit, one line of error) is checked
-/// outside the blocks.
+/// handoffd, an activity published through HandoffKit on A, the GATT exchange of
+/// docs/continuation.md over the simulated BlueZ.
 @Suite(.serialized) struct ContinueSystemTests {
-    static let notAvailableYet = "handoffd does not continue activities yet: the GATT transfer of issue 7 has not landed"
-
-    /// Matches only the daemon's "not available" answer, so that any other failure still counts.
-    static func isNotAvailableYet(_ issue: Issue) -> Bool {
-        let text = String(describing: issue) + issue.comments.map(\.rawValue).joined(separator: " ")
-        return text.contains("not available in this build of handoffd")
-    }
-
     /// What every run of `handoffctl continue` must do, whatever its outcome: exit
     /// (no hang, no crash), and on failure print nothing on stdout and one
     /// `handoffctl: …` line on stderr.
@@ -65,9 +48,7 @@ import Testing
             ["continue", "00000000", "--socket", laptops.b.socket], in: laptops.bus.directory)
         if let status = Self.expectCleanExit(unknown) {
             #expect(status == 1)
-            withKnownIssue(Comment(rawValue: Self.notAvailableYet)) {
-                #expect(unknown.stderr.contains("(not-found)"), "stderr: \(unknown.stderr)")
-            } matching: { Self.isNotAvailableYet($0) }
+            #expect(unknown.stderr.contains("(not-found)"), "stderr: \(unknown.stderr)")
         }
 
         // The activity: no app on B declares the type, but it has a webpage URL, so it is
@@ -77,23 +58,21 @@ import Testing
             ["continue", nearby.id, "--json", "--timeout", "10", "--socket", laptops.b.socket], in: laptops.bus.directory)
         let took = ContinuousClock.now - started
         guard let status = Self.expectCleanExit(outcome) else { return }
-        try await withKnownIssue(Comment(rawValue: Self.notAvailableYet)) {
-            guard status == 0 else {
-                Issue.record("handoffctl continue exited with \(status); stderr: \(outcome.stderr)")
-                return
-            }
-            print("handoffctl continue took \(took) end to end")
-            let data = try JSONDecoder().decode(ContinuedEvent.self, from: Data(outcome.stdout.utf8))
-            #expect(data.activity.type == TwoLaptops.type)
-            #expect(data.activity.title == "Release notes")
-            #expect(data.activity.userInfo == ["scroll": 0.25, "tab": 3, "path": "/docs/notes"])
-            #expect(data.activity.webpageURL == "https://example.org/notes")
-            #expect(data.activity.requiredUserInfoKeys == ["tab"])
-            #expect(data.activity.account == "me")
-            // A's app is told.
-            try await eventually(within: .seconds(5)) { notices.withLock { $0.count == 1 } }
-            #expect(notices.withLock { $0.first?.id } == activity.publishedID)
-        } matching: { Self.isNotAvailableYet($0) }
+        #expect(status == 0, "stderr: \(outcome.stderr)")
+        guard status == 0 else { return }
+        print("handoffctl continue took \(took) end to end")
+        let data = try JSONDecoder().decode(ContinuedEvent.self, from: Data(outcome.stdout.utf8))
+        #expect(data.activity.type == TwoLaptops.type)
+        #expect(data.activity.title == "Release notes")
+        #expect(data.activity.userInfo == ["scroll": 0.25, "tab": 3, "path": "/docs/notes"])
+        #expect(data.activity.webpageURL == "https://example.org/notes")
+        #expect(data.activity.requiredUserInfoKeys == ["tab"])
+        #expect(data.activity.account == "me")
+        #expect(data.activity.device == nearby.device)
+        // A's app is told, with B's per-epoch identifier.
+        try await eventually(within: .seconds(5)) { notices.withLock { $0.count == 1 } }
+        #expect(notices.withLock { $0.first?.id } == activity.publishedID)
+        #expect(notices.withLock { $0.first?.byDevice.count } == 8)
 
         listener.cancel()
         await client.close()
@@ -114,10 +93,8 @@ import Testing
         let outcome = try await CtlProcess.run(
             ["continue", nearby.device, "--open", "--socket", laptops.b.socket], in: laptops.bus.directory)
         if let status = Self.expectCleanExit(outcome) {
-            withKnownIssue(Comment(rawValue: Self.notAvailableYet)) {
-                #expect(status == 6, "stderr: \(outcome.stderr)")
-                #expect(outcome.stderr.contains("(no-handler)"), "stderr: \(outcome.stderr)")
-            } matching: { Self.isNotAvailableYet($0) }
+            #expect(status == 6, "stderr: \(outcome.stderr)")
+            #expect(outcome.stderr.contains("(no-handler)"), "stderr: \(outcome.stderr)")
         }
         await client.close()
         await laptops.stop()
@@ -143,30 +120,18 @@ import Testing
         let nearby = try await app.list()[0]
         #expect(nearby.type == TwoLaptops.type)
 
-        await withKnownIssue(Comment(rawValue: Self.notAvailableYet)) {
-            let restored: ContinuedActivity
-            do {
-                restored = try await app.continue(nearby, timeout: .seconds(10))
-            } catch {
-                Issue.record("HandoffClient.continue failed: \(error)")
-                return
-            }
-            #expect(restored.title == "Chapter 3")
-            #expect(restored.userInfo == ["chapter": 3])
-        } matching: { Self.isNotAvailableYet($0) }
+        let restored = try await app.continue(nearby, timeout: .seconds(10))
+        #expect(restored.title == "Chapter 3")
+        #expect(restored.userInfo == ["chapter": 3])
 
         let outcome = try await CtlProcess.run(
             ["continue", nearby.id, "--socket", laptops.b.socket], in: laptops.bus.directory)
         if let status = Self.expectCleanExit(outcome) {
-            try await withKnownIssue(Comment(rawValue: Self.notAvailableYet)) {
-                guard status == 0 else {
-                    Issue.record("handoffctl continue exited with \(status); stderr: \(outcome.stderr)")
-                    return
-                }
-                #expect(outcome.stdout.contains("title:    Chapter 3"))
-                try await eventually(within: .seconds(5)) { forwarded.withLock { !$0.isEmpty } }
-                #expect(forwarded.withLock { $0.first?.title } == "Chapter 3")
-            } matching: { Self.isNotAvailableYet($0) }
+            #expect(status == 0, "stderr: \(outcome.stderr)")
+            #expect(outcome.stdout.contains("title:    Chapter 3"))
+            // Forwarded to the app that declared the type, and only once.
+            try await eventually(within: .seconds(5)) { forwarded.withLock { !$0.isEmpty } }
+            #expect(forwarded.withLock { $0.map(\.title) } == ["Chapter 3"])
         }
 
         listener.cancel()

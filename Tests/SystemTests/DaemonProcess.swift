@@ -17,7 +17,7 @@ final class DaemonProcess: @unchecked Sendable {
     /// Starts handoffd and, unless `waitForSocket` is false, waits until its socket accepts connections.
     init(
         bus: PrivateBus, name: String, adapter: String, epochSeconds: Int = 600, expirySeconds: Int = 3,
-        extraSocketSettings: String = "", extraEnvironment: [String: String] = [:], waitForSocket: Bool = true
+        extraSocketSettings: String = "", extraBluetoothSettings: String = "", extraEnvironment: [String: String] = [:], waitForSocket: Bool = true
     ) async throws {
         self.name = name
         directory = "\(bus.directory)/\(name)"
@@ -28,6 +28,7 @@ final class DaemonProcess: @unchecked Sendable {
         let config = """
             [bluetooth]
             adapter = "\(adapter)"
+            \(extraBluetoothSettings)
 
             [socket]
             path = "\(socket)"

@@ -14,17 +14,20 @@ struct TwoLaptops {
 
     /// - Parameter rescanInterval: how often, in seconds, a scanning adapter hears
     ///   unchanged advertisements again.
-    init(adapters: Int = 2, epochSeconds: Int = 600, rescanInterval: Int = 1, extraSocketSettings: String = "")
-        async throws
-    {
+    /// - Parameter originBluetoothSettings: more `[bluetooth]` settings for A.
+    init(
+        adapters: Int = 2, epochSeconds: Int = 600, rescanInterval: Int = 1, extraSocketSettings: String = "",
+        originBluetoothSettings: String = "", simulatorArguments: [String] = []
+    ) async throws {
         bus = try PrivateBus()
         sim = try await SimulatedBlueZ(
             bus: bus,
             arguments: [
                 "--adapters", "\(adapters)", "--rescan-interval", "\(rescanInterval)", "--temporary-timeout", "5",
-            ])
+            ] + simulatorArguments)
         a = try await DaemonProcess(
-            bus: bus, name: "a", adapter: "hci0", epochSeconds: epochSeconds, extraSocketSettings: extraSocketSettings)
+            bus: bus, name: "a", adapter: "hci0", epochSeconds: epochSeconds, extraSocketSettings: extraSocketSettings,
+            extraBluetoothSettings: originBluetoothSettings)
         b = try await DaemonProcess(
             bus: bus, name: "b", adapter: "hci1", epochSeconds: epochSeconds, extraSocketSettings: extraSocketSettings)
         try await Self.share(account: "me", from: a, to: b)

@@ -3,7 +3,13 @@
 enum ConfigurationSchema {
     /// Every section with its keys.
     static let sections: [(name: String, keys: [String])] = [
-        ("bluetooth", ["adapter", "power_on", "company_id", "advertising_min_interval_ms", "advertising_max_interval_ms"]),
+        (
+            "bluetooth",
+            [
+                "adapter", "power_on", "company_id", "advertising_min_interval_ms", "advertising_max_interval_ms",
+                "advertisement_type",
+            ]
+        ),
         ("beacon", ["epoch_seconds"]),
         ("nearby", ["expiry_seconds", "registry_cap"]),
         ("socket", ["path", "mode", "group", "max_clients", "max_activities_per_client", "max_line_bytes"]),

@@ -89,6 +89,17 @@ extension DaemonConfiguration {
                     "\(low) ms", reason: "is more than advertising_max_interval_ms (\(high) ms); the minimum must not exceed the maximum"))
         }
         advertisingIntervalMilliseconds = low...high
+        if let text = try section.string("advertisement_type", meaning: "a string (\"peripheral\" or \"broadcast\")") {
+            guard let type = LEAdvertisementData.AdvertisingType(rawValue: text) else {
+                throw section.error(
+                    "advertisement_type",
+                    .invalidValue(
+                        "\"\(text)\"",
+                        reason: "is not an advertisement type; use \"peripheral\" (connectable, needed to continue "
+                            + "activities from this device) or \"broadcast\""))
+            }
+            advertisementType = type
+        }
     }
 
     private mutating func readBeacon(_ section: ConfigurationSection) throws(ConfigurationError) {

@@ -22,6 +22,10 @@ public struct DaemonConfiguration: Sendable, Equatable {
     /// `[bluetooth] advertising_min_interval_ms` … `advertising_max_interval_ms`:
     /// the advertising interval BlueZ is asked for, in milliseconds.
     public var advertisingIntervalMilliseconds: ClosedRange<UInt32>
+    /// `[bluetooth] advertisement_type`: "peripheral" (connectable: other devices
+    /// connect to fetch a continuation, docs/continuation.md) or "broadcast"
+    /// (non-connectable: activities are seen but cannot be continued from here).
+    public var advertisementType: LEAdvertisementData.AdvertisingType
 
     // MARK: [beacon]
 
@@ -73,6 +77,7 @@ public struct DaemonConfiguration: Sendable, Equatable {
         powerOnAdapter: true,
         companyID: 0xFFFF,
         advertisingIntervalMilliseconds: 100...150,
+        advertisementType: .peripheral,
         epochSeconds: 600,
         nearbyExpiry: .seconds(45),
         nearbyRegistryCap: 256,

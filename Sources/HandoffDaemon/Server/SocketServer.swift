@@ -125,7 +125,8 @@ public final class SocketServer: Sendable {
                                                 "request line longer than \(self.options.maximumLineLength) bytes; it was skipped")))
                                 case .line(let bytes):
                                     let response = await self.daemon.handle(line: bytes, from: clientID)
-                                    if !outbox.send(response) { outbox.close() }
+                                    // Empty: the daemon queued the response itself (before its events).
+                                    if !response.isEmpty && !outbox.send(response) { outbox.close() }
                                 }
                             }
                         }

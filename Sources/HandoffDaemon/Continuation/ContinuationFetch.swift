@@ -1,0 +1,251 @@
+import BlueZ
+import DBus
+import Foundation
+import HandoffCore
+import HandoffProtocol
+import Synchronization
+
+/// Why a continuation failed: a code of the protocol and a sentence for people.
+struct ContinueFailed: Error, Sendable {
+    var code: ContinueFailure
+    var message: String
+
+    init(_ code: ContinueFailure, _ message: String) {
+        self.code = code
+        self.message = message
+    }
+}
+
+/// The continuing side's exchange over GATT with one origin device
+/// (docs/continuation.md, section 1): connect to the device the beacon came
+/// from, wait for its services, subscribe to the response, write the request
+/// (a write request, acknowledged: a write command would lose the origin's
+/// refusal), reassemble the notifications and open them.
+///
+/// `run` never outlives the deadline: whatever step is under way then decides
+/// the failure (not connected yet: `out-of-range`; connected: `timeout`).
+/// `cleanUp` disconnects and removes every device it connected to: bluetoothd
+/// keeps a remote device's objects after Disconnect until RemoveDevice.
+final class ContinuationFetch: Sendable {
+    enum Phase: Sendable { case connecting, resolving, exchanging }
+
+    let connection: DBusConnection
+    let manager: BlueZObjectManager
+    let timeout: Duration
+    /// The Device1 that carried the activity's latest beacon (it changes when the origin's address does).
+    let currentDevice: @Sendable () async -> DBusObjectPath?
+    /// A fresh request (new nonce) for each attempt.
+    let makeRequest: @Sendable () async -> PendingContinuation?
+    /// Returns once an earlier fetch's disconnection from the device is over.
+    let awaitDisconnection: @Sendable (DBusObjectPath) async -> Void
+    /// One Connect attempt at most this long before trying the device's newest address.
+    static let connectAttempt: Duration = .seconds(3)
+    /// Wait before asking a busy origin again.
+    static let busyRetryDelay: Duration = .milliseconds(250)
+
+    private let state = Mutex<(phase: Phase, touched: [(device: DBusObjectPath, adapter: DBusObjectPath?)])>(
+        (.connecting, []))
+
+    init(
+        connection: DBusConnection, manager: BlueZObjectManager, timeout: Duration,
+        currentDevice: @escaping @Sendable () async -> DBusObjectPath?,
+        makeRequest: @escaping @Sendable () async -> PendingContinuation?,
+        awaitDisconnection: @escaping @Sendable (DBusObjectPath) async -> Void
+    ) {
+        self.awaitDisconnection = awaitDisconnection
+        self.connection = connection
+        self.manager = manager
+        self.timeout = timeout
+        self.currentDevice = currentDevice
+        self.makeRequest = makeRequest
+    }
+
+    /// Fetches and opens the activity, within `timeout`.
+    func run() async -> Result<ActivityPayload, ContinueFailed> {
+        let seconds = timeout.components.seconds
+        do {
+            return .success(
+                try await withThrowingTaskGroup(of: ActivityPayload?.self) { group in
+                    group.addTask { try await self.fetch() }
+                    group.addTask {
+                        try await Task.sleep(for: self.timeout)
+                        return nil
+                    }
+                    defer { group.cancelAll() }
+                    if let payload = try await group.next() ?? nil { return payload }
+                    switch state.withLock({ $0.phase }) {
+                    case .connecting:
+                        throw ContinueFailed(.outOfRange, "the origin device could not be connected to within \(seconds) s")
+                    case .resolving:
+                        throw ContinueFailed(.timeout, "the origin device's services were not found within \(seconds) s")
+                    case .exchanging:
+                        throw ContinueFailed(.timeout, "the origin device did not answer within \(seconds) s")
+                    }
+                })
+        } catch let failure as ContinueFailed {
+            return .failure(failure)
+        } catch is CancellationError {
+            return .failure(ContinueFailed(.cancelled, "cancelled"))
+        } catch {
+            return .failure(ContinueFailed(.outOfRange, "the exchange with the origin device failed: \(error)"))
+        }
+    }
+
+    /// The devices `run` tried to connect to.
+    var touchedDevices: [DBusObjectPath] { state.withLock { $0.touched.map(\.device) } }
+
+    /// Disconnects from, and removes, every device `run` connected to.
+    func cleanUp() async {
+        let touched = state.withLock { state in
+            defer { state.touched.removeAll() }
+            return state.touched
+        }
+        for (device, adapter) in touched {
+            try? await Device1.disconnect(device, on: connection)
+            if let adapter { try? await Adapter1.removeDevice(device, adapter: adapter, on: connection) }
+        }
+    }
+
+    // MARK: Steps
+
+    private func fetch() async throws -> ActivityPayload {
+        while true {
+            do {
+                return try await exchange()
+            } catch let error as DBusError where Self.isNotConnected(error) {
+                // The link dropped under us (an earlier link still going down, the origin
+                // moving away): connect again while there is time.
+                state.withLock { $0.phase = .connecting }
+                try await Task.sleep(for: .milliseconds(100))
+            }
+        }
+    }
+
+    private func exchange() async throws -> ActivityPayload {
+        let device = try await connect()
+        state.withLock { $0.phase = .resolving }
+        try await manager.waitForServicesResolved(device, timeout: timeout)
+        state.withLock { $0.phase = .exchanging }
+        guard let service = manager.gattService(uuid: ContinuationFormat.serviceUUID, of: device),
+            let request = manager.gattCharacteristic(uuid: ContinuationFormat.requestCharacteristicUUID, in: service.path),
+            let response = manager.gattCharacteristic(uuid: ContinuationFormat.responseCharacteristicUUID, in: service.path)
+        else {
+            throw ContinueFailed(.rejected, "the origin device does not offer handoff's continuation service")
+        }
+        let values = try await GattCharacteristic1.valueChanges(of: response.path, on: connection)
+        try await GattCharacteristic1.startNotify(response.path, on: connection)
+        while true {
+            guard let pending = await makeRequest() else {
+                throw ContinueFailed(.outOfRange, "the activity is no longer nearby")
+            }
+            do {
+                try await GattCharacteristic1.writeValue(request.path, pending.request, type: .request, on: connection)
+            } catch let error as DBusError {
+                guard let status = Self.refusal(in: error) else {
+                    if Self.isNotConnected(error) { throw error }
+                    throw ContinueFailed(.outOfRange, "the request could not be sent: \(error.message)")
+                }
+                if status == .busy {
+                    try await Task.sleep(for: Self.busyRetryDelay)
+                    continue
+                }
+                throw ContinueFailed(.rejected, "the origin device refused: \(status)")
+            }
+            var assembler = ChunkAssembler(session: pending.session)
+            var whole: [UInt8]?
+            do {
+                for try await value in values {
+                    if let complete = try assembler.add(value) {
+                        whole = complete
+                        break
+                    }
+                }
+            } catch let error as ContinuationError {
+                throw ContinueFailed(.payloadInvalid, "the response was invalid: \(error)")
+            }
+            try Task.checkCancellation()
+            guard let whole else { throw ContinueFailed(.outOfRange, "the origin device disconnected during the exchange") }
+            do {
+                return try pending.open(response: whole)
+            } catch .refused(let status) {
+                throw ContinueFailed(.rejected, "the origin device refused: \(status)")
+            } catch {
+                throw ContinueFailed(.payloadInvalid, "the response was invalid: \(error)")
+            }
+        }
+    }
+
+    /// Connects to the device of the activity's newest beacon, trying again (the
+    /// newest address) after a failed or slow attempt.
+    private func connect() async throws -> DBusObjectPath {
+        while true {
+            try Task.checkCancellation()
+            guard let device = await currentDevice() else {
+                throw ContinueFailed(.outOfRange, "the origin device is no longer heard")
+            }
+            await awaitDisconnection(device)
+            // Removed after an earlier continuation: bluetoothd makes it again when it hears the device.
+            guard let known = manager.device(device) else {
+                try await Task.sleep(for: .milliseconds(100))
+                continue
+            }
+            state.withLock { state in
+                if !state.touched.contains(where: { $0.device == device }) {
+                    state.touched.append((device, known.adapter))
+                }
+            }
+            switch await attempt(device) {
+            case .connected: return device
+            case .cancelled: throw CancellationError()
+            case .failed, .moved:
+                // Cancels a pending attempt (bluetoothd keeps trying after our call ended).
+                Task { try? await Device1.disconnect(device, on: connection) }
+                try await Task.sleep(for: .milliseconds(100))
+            }
+        }
+    }
+
+    private enum Attempt: Sendable { case connected, failed, moved, cancelled }
+
+    /// One Connect, given up after `connectAttempt` or as soon as a newer beacon came from another address.
+    private func attempt(_ device: DBusObjectPath) async -> Attempt {
+        await withTaskGroup(of: Attempt.self) { group in
+            group.addTask {
+                do {
+                    try await Device1.connect(device, on: self.connection, timeout: Self.connectAttempt)
+                    return .connected
+                } catch let error as DBusError where error.is(.cancelled) {
+                    return .cancelled
+                } catch is CancellationError {
+                    return .cancelled
+                } catch {
+                    return .failed
+                }
+            }
+            group.addTask {
+                while !Task.isCancelled {
+                    try? await Task.sleep(for: .milliseconds(100))
+                    if let newest = await self.currentDevice(), newest != device { return .moved }
+                }
+                return .cancelled
+            }
+            let first = await group.next() ?? .cancelled
+            group.cancelAll()
+            return first
+        }
+    }
+
+    /// bluetoothd's ways of saying the link is down.
+    static func isNotConnected(_ error: DBusError) -> Bool {
+        error.is(.bluezNotConnected) || error.message.lowercased() == "not connected"
+    }
+
+    /// The status a refusal carries: "Operation failed with ATT error: 0x8N" → N.
+    static func refusal(in error: DBusError) -> ContinuationStatus? {
+        guard let range = error.message.range(of: "ATT error: 0x", options: .caseInsensitive),
+            let code = UInt8(error.message[range.upperBound...].prefix(2), radix: 16), code & 0xF0 == 0x80
+        else { return nil }
+        guard let status = ContinuationStatus(rawValue: code & 0x0F), status != .ok else { return nil }
+        return status
+    }
+}
