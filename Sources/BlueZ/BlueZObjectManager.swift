@@ -41,6 +41,30 @@ public final class BlueZObjectManager: Sendable {
         var observerList: [@Sendable (Event) -> Void] = []
         var nextObserver: UInt64 = 0
         var stopped = false
+        /// While a `GetManagedObjects` is on its way: what signals changed meanwhile.
+        var journal: SignalJournal?
+    }
+
+    /// What signals changed while a snapshot was loading. The reply may have
+    /// been sent before or after any of them, but bluetoothd signals every
+    /// change, so a property a signal set meanwhile is at least as new in the
+    /// tree as in the snapshot, and an interface a signal removed meanwhile
+    /// (and no later signal added back) is gone.
+    struct SignalJournal {
+        /// path → interface → property names set by a signal.
+        var touched: [DBusObjectPath: [String: Set<String>]] = [:]
+        /// path → interfaces removed by a signal.
+        var removed: [DBusObjectPath: Set<String>] = [:]
+
+        mutating func set(_ path: DBusObjectPath, _ interface: String, _ names: some Sequence<String>) {
+            touched[path, default: [:]][interface, default: []].formUnion(names)
+            removed[path]?.remove(interface)
+        }
+
+        mutating func remove(_ path: DBusObjectPath, _ interfaces: [String]) {
+            removed[path, default: []].formUnion(interfaces)
+            for interface in interfaces { touched[path]?[interface] = nil }
+        }
     }
 
     public let connection: DBusConnection
@@ -177,6 +201,7 @@ public final class BlueZObjectManager: Sendable {
         guard owner != previous else { return }
         if previous != nil { notify([.serviceVanished]) }
         guard let owner else { return }
+        state.withLock { $0.journal = SignalJournal() }
         loading.begin()
         Task { [weak self] in
             await self?.loadSnapshot(of: owner)
@@ -199,12 +224,24 @@ public final class BlueZObjectManager: Sendable {
             return
         }
         let added: [Event]? = state.withLock { state in
+            let journal = state.journal ?? SignalJournal()
+            state.journal = nil
             guard state.owner == owner, !state.stopped else { return nil }
             var events: [Event] = []
             for (path, interfaces) in snapshot.sorted(by: { $0.key < $1.key }) {
-                // The snapshot is at least as new as every signal received before its reply.
-                state.objects[path, default: [:]].merge(interfaces) { old, new in old.merging(new) { _, snapshot in snapshot } }
-                events.append(.interfacesAdded(path, interfaces))
+                var merged: Interfaces = [:]
+                for (interface, properties) in interfaces {
+                    // Removed by a signal since the call: the snapshot is older.
+                    if journal.removed[path]?.contains(interface) == true { continue }
+                    // Set by a signal since the call: the tree is at least as new.
+                    var result = properties
+                    let current = state.objects[path]?[interface] ?? [:]
+                    for name in journal.touched[path]?[interface] ?? [] { result[name] = current[name] }
+                    merged[interface] = result
+                }
+                guard !merged.isEmpty else { continue }
+                state.objects[path, default: [:]].merge(merged) { _, new in new }
+                events.append(.interfacesAdded(path, state.objects[path] ?? merged))
             }
             return events
         }
@@ -221,6 +258,7 @@ public final class BlueZObjectManager: Sendable {
             else { return }
             state.withLock { state in
                 state.objects[object, default: [:]].merge(interfaces) { old, new in old.merging(new) { _, n in n } }
+                for (interface, properties) in interfaces { state.journal?.set(object, interface, properties.keys) }
             }
             notify(.interfacesAdded(object, interfaces))
         case ("org.freedesktop.DBus.ObjectManager", "InterfacesRemoved"):
@@ -230,6 +268,7 @@ public final class BlueZObjectManager: Sendable {
             state.withLock { state in
                 for name in names { state.objects[object]?[name] = nil }
                 if state.objects[object]?.isEmpty == true { state.objects[object] = nil }
+                state.journal?.remove(object, names)
             }
             notify(.interfacesRemoved(object, names))
         case ("org.freedesktop.DBus.Properties", "PropertiesChanged"):
@@ -240,7 +279,9 @@ public final class BlueZObjectManager: Sendable {
             // In place: copying the interface's properties per signal would cost a
             // dictionary copy at the rate bluetoothd reports advertisements.
             let current: [String: DBusValue]? = state.withLock { state in
-                state.objects[path]?[interface]?.apply(changed: changed, invalidated: invalidated)
+                guard state.objects[path]?[interface] != nil else { return nil }
+                if state.journal != nil { state.journal?.set(path, interface, Array(changed.keys) + invalidated) }
+                return state.objects[path]?[interface]?.apply(changed: changed, invalidated: invalidated)
             }
             guard let current else { return }
             notify(.propertiesChanged(path, interface: interface, changed: changed, invalidated: invalidated, current: current))
