@@ -69,6 +69,9 @@ for name in a b; do
     cat > "$work/$name/handoffd.toml" <<CONF
 [bluetooth]
 adapter = "$adapter"
+# The simulated BlueZ gives every advertisement a random address, so advertising
+# connectably (needed to continue) reveals nothing there.
+advertisement_type = "peripheral"
 [socket]
 path = "$work/$name/handoffd.sock"
 mode = "0600"

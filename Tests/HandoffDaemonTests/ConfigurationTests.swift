@@ -28,7 +28,8 @@ import Testing
         #expect(defaults.powerOnAdapter)
         #expect(defaults.companyID == 0xFFFF)
         #expect(defaults.advertisingIntervalMilliseconds == 100...150)
-        #expect(defaults.advertisementType == .peripheral)
+        #expect(defaults.advertisementType == nil)  // "auto"
+        #expect(defaults.bluetoothdMainConf == "/etc/bluetooth/main.conf")
         #expect(defaults.epochSeconds == 600)
         #expect(defaults.nearbyExpiry == .seconds(45))
         #expect(defaults.nearbyRegistryCap == 256)
@@ -329,7 +330,12 @@ import Testing
         #expect(
             type.description
                 == "test.toml:2: [bluetooth] advertisement_type: \"connectable\" is not an advertisement type; use "
-                + "\"peripheral\" (connectable, needed to continue activities from this device) or \"broadcast\"")
+                + "\"auto\" (connectable only with bluetoothd's LE privacy on), \"peripheral\" (connectable, needed "
+                + "to continue activities from this device) or \"broadcast\"")
+        let auto = try DaemonConfiguration.parse("[bluetooth]\nadvertisement_type = \"auto\"\n", source: "test.toml")
+        #expect(auto.advertisementType == nil)
+        let relative = try #require(failure("[bluetooth]\nbluetoothd_main_conf = \"main.conf\"\n"))
+        #expect(relative.key == "bluetoothd_main_conf")
     }
 
     @Test func minimumIntervalAboveMaximumIsRejected() throws {

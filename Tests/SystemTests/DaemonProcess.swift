@@ -25,9 +25,13 @@ final class DaemonProcess: @unchecked Sendable {
         configPath = "\(directory)/handoffd.toml"
         logPath = "\(directory)/handoffd.log"
         try FileManager.default.createDirectory(atPath: "\(directory)/accounts", withIntermediateDirectories: true)
+        // The simulator gives every advertisement a random address: connectable is private there.
+        let advertisementType =
+            extraBluetoothSettings.contains("advertisement_type") ? "" : #"advertisement_type = "peripheral""#
         let config = """
             [bluetooth]
             adapter = "\(adapter)"
+            \(advertisementType)
             \(extraBluetoothSettings)
 
             [socket]

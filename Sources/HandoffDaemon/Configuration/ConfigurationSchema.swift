@@ -7,7 +7,7 @@ enum ConfigurationSchema {
             "bluetooth",
             [
                 "adapter", "power_on", "company_id", "advertising_min_interval_ms", "advertising_max_interval_ms",
-                "advertisement_type",
+                "advertisement_type", "bluetoothd_main_conf",
             ]
         ),
         ("beacon", ["epoch_seconds"]),

@@ -89,16 +89,29 @@ extension DaemonConfiguration {
                     "\(low) ms", reason: "is more than advertising_max_interval_ms (\(high) ms); the minimum must not exceed the maximum"))
         }
         advertisingIntervalMilliseconds = low...high
-        if let text = try section.string("advertisement_type", meaning: "a string (\"peripheral\" or \"broadcast\")") {
-            guard let type = LEAdvertisementData.AdvertisingType(rawValue: text) else {
+        if let text = try section.string(
+            "advertisement_type", meaning: "a string (\"auto\", \"peripheral\" or \"broadcast\")")
+        {
+            if text == "auto" {
+                advertisementType = nil
+            } else if let type = LEAdvertisementData.AdvertisingType(rawValue: text) {
+                advertisementType = type
+            } else {
                 throw section.error(
                     "advertisement_type",
                     .invalidValue(
                         "\"\(text)\"",
-                        reason: "is not an advertisement type; use \"peripheral\" (connectable, needed to continue "
-                            + "activities from this device) or \"broadcast\""))
+                        reason: "is not an advertisement type; use \"auto\" (connectable only with bluetoothd's "
+                            + "LE privacy on), \"peripheral\" (connectable, needed to continue activities from this "
+                            + "device) or \"broadcast\""))
             }
-            advertisementType = type
+        }
+        if let path = try section.string("bluetoothd_main_conf", meaning: "a path to bluetoothd's main.conf") {
+            guard path.hasPrefix("/") else {
+                throw section.error(
+                    "bluetoothd_main_conf", .invalidValue("\"\(path)\"", reason: "is not an absolute path"))
+            }
+            bluetoothdMainConf = path
         }
     }
 

@@ -23,9 +23,13 @@ public struct DaemonConfiguration: Sendable, Equatable {
     /// the advertising interval BlueZ is asked for, in milliseconds.
     public var advertisingIntervalMilliseconds: ClosedRange<UInt32>
     /// `[bluetooth] advertisement_type`: "peripheral" (connectable: other devices
-    /// connect to fetch a continuation, docs/continuation.md) or "broadcast"
-    /// (non-connectable: activities are seen but cannot be continued from here).
-    public var advertisementType: LEAdvertisementData.AdvertisingType
+    /// connect to fetch a continuation, docs/continuation.md), "broadcast"
+    /// (non-connectable: activities are seen but cannot be continued from here),
+    /// or "auto" (nil here): peripheral only when bluetoothd advertises
+    /// connectably from a private address (`BluetoothdPrivacy`).
+    public var advertisementType: LEAdvertisementData.AdvertisingType?
+    /// `[bluetooth] bluetoothd_main_conf`: where "auto" reads bluetoothd's `Privacy`.
+    public var bluetoothdMainConf: String
 
     // MARK: [beacon]
 
@@ -77,7 +81,8 @@ public struct DaemonConfiguration: Sendable, Equatable {
         powerOnAdapter: true,
         companyID: 0xFFFF,
         advertisingIntervalMilliseconds: 100...150,
-        advertisementType: .peripheral,
+        advertisementType: nil,
+        bluetoothdMainConf: "/etc/bluetooth/main.conf",
         epochSeconds: 600,
         nearbyExpiry: .seconds(45),
         nearbyRegistryCap: 256,

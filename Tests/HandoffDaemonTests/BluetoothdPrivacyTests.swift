@@ -1,0 +1,43 @@
+import BlueZ
+import HandoffDaemon
+import Testing
+
+@Suite struct BluetoothdPrivacyTests {
+    @Test func debiansShippedFileLeavesPrivacyOff() {
+        // As Debian 12 ships it: everything commented out.
+        let privacy = BluetoothdPrivacy(
+            mainConf: """
+                [General]
+
+                # Default adapter name
+                #Name = BlueZ
+                #Privacy = off
+
+                [LE]
+                #MinAdvertisementInterval=
+                """)
+        #expect(privacy.value == nil)
+        #expect(!privacy.isPrivate)
+        #expect(privacy.automaticType == .broadcast)
+    }
+
+    @Test func deviceOrNetworkPrivacyAllowsConnectableAdvertising() {
+        for value in ["device", "network", "on", "limited-device", "Limited-Network"] {
+            let privacy = BluetoothdPrivacy(mainConf: "[General]\nName = laptop\n  Privacy =  \(value)  \n")
+            #expect(privacy.value == value.lowercased())
+            #expect(privacy.isPrivate, "Privacy = \(value)")
+            #expect(privacy.automaticType == .peripheral)
+        }
+    }
+
+    @Test func offOrAnotherGroupDoesNotCount() {
+        #expect(!BluetoothdPrivacy(mainConf: "[General]\nPrivacy = off\n").isPrivate)
+        #expect(!BluetoothdPrivacy(mainConf: "[General]\nPrivacy=false\n").isPrivate)
+        // The key belongs to [General]; the same key elsewhere is not bluetoothd's privacy.
+        #expect(!BluetoothdPrivacy(mainConf: "[Policy]\nPrivacy = device\n").isPrivate)
+        #expect(!BluetoothdPrivacy(mainConf: "Privacy = device\n").isPrivate)
+        // The last assignment wins, as in a GLib key file.
+        #expect(!BluetoothdPrivacy(mainConf: "[General]\nPrivacy = device\nPrivacy = off\n").isPrivate)
+        #expect(BluetoothdPrivacy(mainConf: "[General]\n#Privacy = off\nPrivacy = device\n").isPrivate)
+    }
+}
