@@ -105,9 +105,31 @@ extension BluetoothDaemon {
         }
     }
 
-    /// The advertiser answered: the link comes up after the air latency.
+    /// The advertiser answered: the link comes up after the air latency, but
+    /// only once the central is not discovering. The kernel starts an LE
+    /// connection when no discovery runs, so with discovery on it waits for the
+    /// end of the LE discovery round (here the next rescan, or the last
+    /// StopDiscovery); seen on the VM rig.
     private func establish(_ link: LELink, with peripheral: String) {
         link.peripheral = peripheral
+        if adapters[link.central]?.discovering == true {
+            link.waitsForDiscoveryEnd = true
+            log.info("\(link.central): Connect \(link.centralDevice.address) waits for the discovery round to end")
+            return
+        }
+        scheduleLinkUp(link)
+    }
+
+    /// The central's discovery round ended (a rescan) or discovery stopped:
+    /// connections that waited for it start.
+    func discoveryRoundEnded(on adapter: String) {
+        for link in gatt.links where link.central == adapter && link.waitsForDiscoveryEnd && link.state == .connecting {
+            link.waitsForDiscoveryEnd = false
+            scheduleLinkUp(link)
+        }
+    }
+
+    private func scheduleLinkUp(_ link: LELink) {
         let id = link.id
         let delay = configuration.latency.lowerBound
         Task { [weak self] in

@@ -105,6 +105,7 @@ extension BluetoothDaemon {
             publish(adapter, [SimulatedAdapter.adapterInterface: ["Discovering": .boolean(false)]])
             discoveryCleanup(adapter)
             resumeAdvertising(on: adapter)
+            discoveryRoundEnded(on: adapter.name)
         }
         // A filter's Discoverable makes the adapter discoverable while it discovers.
         let state = adapter.switches.current
@@ -161,6 +162,7 @@ extension BluetoothDaemon {
 
     func rescan(_ name: String) {
         guard running, let adapter = adapters[name], adapter.discovering else { return }
+        discoveryRoundEnded(on: name)
         hearEverything(on: adapter)
     }
 }

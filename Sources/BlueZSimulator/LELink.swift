@@ -13,6 +13,9 @@ final class LELink {
     let central: String
     /// The advertising adapter (the LE peripheral); nil while no connectable advertiser answered.
     var peripheral: String?
+    /// The advertiser was found while the central discovered: the kernel starts
+    /// the connection only when that discovery round ends.
+    var waitsForDiscoveryEnd = false
     /// The peripheral as the central sees it: the Device1 Connect was called on.
     let centralDevice: RemoteDevice
     /// The central as the peripheral sees it, by its public address.

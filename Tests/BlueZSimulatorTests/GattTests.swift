@@ -36,6 +36,9 @@ import Testing
     /// waits for ServicesResolved. Returns the Device1 path on hci1.
     static func connect(_ h: H, advertiser: DBusConnection, type: String = "peripheral") async throws -> DBusObjectPath {
         let device = try await discover(h, advertiser: advertiser, type: type)
+        // Connect at once, as a careful client does: not while discovering (see
+        // connectWaitsWhileTheCentralDiscovers).
+        try await h.call(H.hci1, H.adapterInterface, "StopDiscovery")
         try await h.call(device, H.deviceInterface, "Connect")
         try await eventually("ServicesResolved") {
             try await h.get(device, H.deviceInterface, "ServicesResolved") == .boolean(true)
@@ -268,8 +271,8 @@ import Testing
             Self.fast(&$0)
             $0.temporaryTimeout = .milliseconds(400)
         }) { h in
+            // (Discovery is stopped already: the device is not refreshed by reports.)
             let (peer, _, device) = try await Self.connectedApplication(h)
-            try await h.call(H.hci1, H.adapterInterface, "StopDiscovery")
             // Connected: no expiry.
             try await settle(.milliseconds(700))
             #expect(try await h.managedObjects()[try Self.remote(device, "service0015")] != nil)
@@ -313,6 +316,29 @@ import Testing
             let cancelled = await #expect(throws: DBusError.self) { try await pending.value }
             #expect(cancelled == DBusError(name: "org.bluez.Error.Failed", message: "br-connection-canceled"))
             #expect(try await h.get(device, H.deviceInterface, "Connected") == .boolean(false))
+            await peer.close()
+        }
+    }
+
+    /// As on the VM rig: the kernel starts an LE connection only when no
+    /// discovery runs, so Connect from a discovering adapter waits for the end
+    /// of the discovery round (a rescan here) or for StopDiscovery.
+    @Test func connectWaitsWhileTheCentralDiscovers() async throws {
+        try await H.run({ Self.fast(&$0); $0.rescanInterval = .seconds(30) }) { h in
+            let peer = try await h.connect()
+            let device = try await Self.discover(h, advertiser: peer, type: "peripheral")
+            #expect(try await h.get(H.hci1, H.adapterInterface, "Discovering") == .boolean(true))
+            let client = h.client
+            let connecting = Task {
+                try await client.call(
+                    destination: H.bluez, path: device, interface: H.deviceInterface, member: "Connect",
+                    timeout: .seconds(10))
+            }
+            try await settle(.milliseconds(500))
+            #expect(try await h.get(device, H.deviceInterface, "Connected") == .boolean(false))
+            try await h.call(H.hci1, H.adapterInterface, "StopDiscovery")
+            _ = try await connecting.value
+            #expect(try await h.get(device, H.deviceInterface, "Connected") == .boolean(true))
             await peer.close()
         }
     }

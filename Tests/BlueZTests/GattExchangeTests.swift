@@ -99,6 +99,8 @@ import Testing
                 manager.devices(on: GattExchangeTests.hci1).first { $0.manufacturerData[0xFFFF] == [0xA0, 0x01] })
             let device = found.path
             self.device = device
+            // The kernel connects only when no discovery runs (else at the end of the round).
+            try await Adapter1.stopDiscovery(adapter: GattExchangeTests.hci1, on: connection)
             try await Device1.connect(device, on: connection, timeout: .seconds(10))
             try await manager.waitForServicesResolved(device, timeout: .seconds(10))
             // Found by UUID, whatever the case.

@@ -38,8 +38,16 @@ final class ContinuationFetch: Sendable {
     let makeRequest: @Sendable () async -> PendingContinuation?
     /// Returns once an earlier fetch's disconnection from the device is over.
     let awaitDisconnection: @Sendable (DBusObjectPath) async -> Void
+    /// Pause and resume our discovery around a Connect attempt: the kernel starts
+    /// an LE connection only when no discovery runs (else it waits for the end of
+    /// the discovery round, up to 10.24 s, as seen on the VM rig).
+    let pauseDiscovery: @Sendable () async -> Void
+    let resumeDiscovery: @Sendable () async -> Void
     /// One Connect attempt at most this long before trying the device's newest address.
-    static let connectAttempt: Duration = .seconds(3)
+    /// With our discovery paused, the kernel connects at the origin's next
+    /// advertisement (100-150 ms apart); the pause must stay well short of the
+    /// nearby expiry, since nothing is heard meanwhile.
+    static let connectAttempt: Duration = .milliseconds(1500)
     /// Wait before asking a busy origin again.
     static let busyRetryDelay: Duration = .milliseconds(250)
 
@@ -50,9 +58,13 @@ final class ContinuationFetch: Sendable {
         connection: DBusConnection, manager: BlueZObjectManager, timeout: Duration,
         currentDevice: @escaping @Sendable () async -> DBusObjectPath?,
         makeRequest: @escaping @Sendable () async -> PendingContinuation?,
-        awaitDisconnection: @escaping @Sendable (DBusObjectPath) async -> Void
+        awaitDisconnection: @escaping @Sendable (DBusObjectPath) async -> Void,
+        pauseDiscovery: @escaping @Sendable () async -> Void = {},
+        resumeDiscovery: @escaping @Sendable () async -> Void = {}
     ) {
         self.awaitDisconnection = awaitDisconnection
+        self.pauseDiscovery = pauseDiscovery
+        self.resumeDiscovery = resumeDiscovery
         self.connection = connection
         self.manager = manager
         self.timeout = timeout
@@ -194,7 +206,10 @@ final class ContinuationFetch: Sendable {
                     state.touched.append((device, known.adapter))
                 }
             }
-            switch await attempt(device) {
+            await pauseDiscovery()
+            let outcome = await attempt(device)
+            await resumeDiscovery()
+            switch outcome {
             case .connected: return device
             case .cancelled: throw CancellationError()
             case .failed, .moved:

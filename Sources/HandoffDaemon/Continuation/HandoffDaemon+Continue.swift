@@ -53,7 +53,9 @@ extension HandoffDaemon {
             connection: bluez.connection, manager: bluez.manager, timeout: timeout,
             currentDevice: { [weak self] in await self?.device(ofNearby: nearbyID) },
             makeRequest: { [weak self] in await self?.continuationRequest(nearbyID: nearbyID) },
-            awaitDisconnection: { [weak self] device in await self?.disconnection(of: device)?.value })
+            awaitDisconnection: { [weak self] device in await self?.disconnection(of: device)?.value },
+            pauseDiscovery: { [radio] in await radio.pauseDiscovery() },
+            resumeDiscovery: { [radio] in await radio.resumeDiscovery() })
         logger.info("continuing \(will.type ?? "an activity") from device \(entry.origin.device) (\(name))")
         pending.task = Task { [weak self] in
             let result = await fetch.run()
