@@ -13,7 +13,8 @@ struct PublishCommand: AsyncParsableCommand {
             advertises it to your other devices. Prints the activity's id on the first line, then \
             keeps the connection to the daemon open: the activity lasts as long as this command \
             runs. Ctrl-C (or SIGTERM) invalidates it and exits with status 0; so does the end of \
-            --for.
+            --for. Each time another device continues it, prints "Continued on device ID." (the \
+            continuing device's identifier of the moment) and goes on publishing.
 
             userInfo is built from --info-json, then each --info key=value in order (a later key \
             replaces an earlier one). A value of true or false becomes a boolean, a value that \
@@ -99,6 +100,15 @@ struct PublishCommand: AsyncParsableCommand {
             group.addTask {
                 await connection.waitUntilClosed()
                 return .daemonClosed
+            }
+            // Says when another device continued it (NSUserActivity's wasContinued); keeps publishing.
+            group.addTask {
+                for await event in connection.events where event.name == .wasContinued {
+                    guard let notice = try? event.data(as: WasContinuedEvent.self), notice.id == id else { continue }
+                    Terminal.printLine("Continued on device \(Terminal.singleLine(notice.byDevice)).")
+                }
+                // The stream ends with the connection.
+                return Task.isCancelled ? .cancelled : .daemonClosed
             }
             if let limit {
                 group.addTask {

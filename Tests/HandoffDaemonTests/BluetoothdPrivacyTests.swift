@@ -22,11 +22,19 @@ import Testing
     }
 
     @Test func deviceOrNetworkPrivacyAllowsConnectableAdvertising() {
-        for value in ["device", "network", "on", "limited-device", "Limited-Network"] {
+        for value in ["device", "network", "on"] {
             let privacy = BluetoothdPrivacy(mainConf: "[General]\nName = laptop\n  Privacy =  \(value)  \n")
-            #expect(privacy.value == value.lowercased())
+            #expect(privacy.value == value)
             #expect(privacy.isPrivate, "Privacy = \(value)")
             #expect(privacy.automaticType == .peripheral)
+        }
+    }
+
+    /// bluetoothd 5.66 compares exactly: other spellings are off, and "limited"
+    /// privacy shows the public address while the adapter is discoverable.
+    @Test func onlyWhatBluetoothdReadsAsFullPrivacyCounts() {
+        for value in ["Device", "true", "yes", "limited-device", "limited-network", ""] {
+            #expect(!BluetoothdPrivacy(mainConf: "[General]\nPrivacy = \(value)\n").isPrivate, "Privacy = \(value)")
         }
     }
 

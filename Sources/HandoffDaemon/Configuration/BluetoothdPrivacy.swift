@@ -7,17 +7,20 @@ import BlueZ
 /// kernel picks for connectable advertising: with `[General] Privacy = off`,
 /// bluetoothd's default, that is the adapter's public address, which never
 /// changes and would link every beacon of the device, however well the
-/// payload rotates. With any other value (`device`, `network`, `on`,
-/// `limited-device`, `limited-network`) the kernel advertises from a
-/// resolvable private address. A non-connectable (`broadcast`) advertisement
-/// gets a fresh random address at every registration either way.
+/// payload rotates. bluetoothd 5.66 takes the value exactly (case matters):
+/// `device`, `network` and `on` turn LE privacy on, and the kernel then
+/// advertises from a resolvable private address (RPA); `limited-device` and
+/// `limited-network` still show the public address while the adapter is
+/// discoverable and bondable; anything else is off. See docs/privacy.md,
+/// which also says what is not solved: on a legacy-advertising controller the
+/// RPA lives 15 minutes whatever our epochs do.
 ///
 /// So `advertisement_type = "auto"` (the default) advertises connectably,
 /// which continuing an activity from this device needs, only when privacy is
 /// on; otherwise it keeps the beacon unlinkable and says why it cannot be
 /// continued from here.
 public struct BluetoothdPrivacy: Sendable, Equatable {
-    /// The `Privacy` value, lowercased, or nil when the file does not set it.
+    /// The `Privacy` value as written, or nil when the file does not set it.
     public var value: String?
 
     public init(value: String?) {
@@ -39,15 +42,16 @@ public struct BluetoothdPrivacy: Sendable, Equatable {
             guard group == "General", let equals = line.firstIndex(of: "=") else { continue }
             let key = line[..<equals].trimmed()
             guard key == "Privacy" else { continue }
-            found = line[line.index(after: equals)...].trimmed().lowercased()
+            found = String(line[line.index(after: equals)...].trimmed())
         }
         value = found
     }
 
-    /// True when the kernel advertises connectably from a private address.
+    /// True when the kernel advertises connectably from a private address:
+    /// exactly the values bluetoothd 5.66 reads as full LE privacy.
     public var isPrivate: Bool {
-        guard let value, !value.isEmpty else { return false }
-        return !["off", "false", "no", "0"].contains(value)
+        guard let value else { return false }
+        return ["device", "network", "on"].contains(value)
     }
 
     /// The advertisement type for `advertisement_type = "auto"`.
