@@ -14,7 +14,8 @@ import DBus
 /// advertisement (`org.bluez.Error.Failed`), since it is scanning.
 ///
 /// So after `StartDiscovery` (accepted or InProgress), `LERadio` waits up to
-/// `Configuration.discoveryConfirmation` for `Discovering`. When it does not
+/// `Configuration.discoveryConfirmation` for `Discovering`, or not at all when
+/// the answer was InProgress and the adapter is not discovering. When it does not
 /// come, and the radio may manage the adapter's power (`powerOnAdapter`), and
 /// no device is connected on that adapter, it powers the adapter off once per
 /// bluetoothd run: that ends every scan and advertisement in the kernel, and
@@ -22,16 +23,25 @@ import DBus
 /// retries with backoff until the kernel's scan ends on its own.
 extension LERadio {
     /// Called after bluetoothd accepted our `StartDiscovery`, or answered InProgress.
-    func discoveryAccepted(on adapter: Adapter1) {
-        guard unconfirmedSince == nil else { return }
-        unconfirmedSince = .now
-        armConfirmation(after: configuration.discoveryConfirmation)
+    /// InProgress while the adapter does not discover cannot mean that our session
+    /// runs (it would be discovering): the kernel is busy, so the check runs as
+    /// soon as the passes end, without waiting.
+    func discoveryAccepted(on adapter: Adapter1, inProgress: Bool = false) {
+        if unconfirmedSince == nil {
+            unconfirmedSince = .now
+            armConfirmation(after: configuration.discoveryConfirmation)
+        }
+        if inProgress, manager.adapters().first(where: { $0.path == adapter.path })?.discovering == false {
+            busyReply = true
+            discoveryCheckDue = true
+        }
     }
 
     /// `Discovering` came (or the adapter or bluetoothd went): nothing to check.
     func discoveryConfirmed() {
         unconfirmedSince = nil
         discoveryCheckDue = false
+        busyReply = false
         confirmationTask?.cancel()
         confirmationTask = nil
     }
@@ -58,13 +68,17 @@ extension LERadio {
         }
         if current.discovering { return discoveryConfirmed() }
         let waited = ContinuousClock.now - since
+        let answer = busyReply ? "; StartDiscovery said InProgress" : ""
+        busyReply = false
         unconfirmedSince = nil
+        confirmationTask?.cancel()
+        confirmationTask = nil
         scanning = false
         let connected = manager.devices(on: path).filter(\.connected).count
         if configuration.powerOnAdapter && powerCycledForStaleScan != path && connected == 0 {
             powerCycledForStaleScan = path
             logger.notice(
-                "\(current.interfaceName) did not start discovering within \(waited.seconds): the kernel still runs an earlier scan (a killed bluetoothd's?); powering \(current.interfaceName) off and on to clear it"
+                "\(current.interfaceName) did not start discovering (after \(waited.seconds)\(answer)): the kernel still runs an earlier scan (a killed bluetoothd's?); powering \(current.interfaceName) off and on to clear it"
             )
             do {
                 try await Adapter1.setPowered(false, adapter: path, on: connection)
@@ -81,7 +95,7 @@ extension LERadio {
             ? "\(connected) device(s) connected, so it is not power-cycled"
             : configuration.powerOnAdapter ? "already power-cycled once" : "power management is off (PowerOnAdapter)"
         let message =
-            "\(current.interfaceName) did not start discovering within \(waited.seconds) (\(why)); trying again"
+            "\(current.interfaceName) did not start discovering (after \(waited.seconds)\(answer); \(why)); trying again"
         lastError = message
         transition(to: .failing(message))
         scheduleRetry()

@@ -114,6 +114,8 @@ public actor LERadio {
     var confirmationTask: Task<Void, Never>?
     /// The confirmation came due while a pass ran: checked when the passes end.
     var discoveryCheckDue = false
+    /// bluetoothd answered InProgress while the adapter did not discover.
+    var busyReply = false
     /// The adapter we power-cycled to clear a killed bluetoothd's scan, once per bluetoothd run.
     var powerCycledForStaleScan: DBusObjectPath?
     /// How many `pauseDiscovery` calls are not resumed yet.
@@ -362,14 +364,16 @@ public actor LERadio {
         }
         if discoveryPauses == 0 && (!scanning || !chosen.discovering) {
             try await Adapter1.setDiscoveryFilter(.handoff, adapter: chosen.path, on: connection)
+            var inProgress = false
             do {
                 try await Adapter1.startDiscovery(adapter: chosen.path, on: connection)
             } catch let error as DBusError where error.is(.bluezInProgress) {
                 // Either our session already exists, or the kernel is busy with
                 // another scan and bluetoothd dropped the session: the
-                // confirmation below tells which.
+                // confirmation tells which.
+                inProgress = true
             }
-            discoveryAccepted(on: chosen)
+            discoveryAccepted(on: chosen, inProgress: inProgress)
             scanning = true
         }
         if let advertisingFailure { throw advertisingFailure }
