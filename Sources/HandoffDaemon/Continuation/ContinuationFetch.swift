@@ -43,6 +43,8 @@ final class ContinuationFetch: Sendable {
     /// the discovery round, up to 10.24 s, as seen on the VM rig).
     let pauseDiscovery: @Sendable () async -> Void
     let resumeDiscovery: @Sendable () async -> Void
+    /// Told each step as it is reached (for the debug log: where the time goes).
+    let trace: @Sendable (String) -> Void
     /// One Connect attempt at most this long before trying the device's newest address.
     /// With our discovery paused, the kernel connects at the origin's next
     /// advertisement (100-150 ms apart); the pause must stay well short of the
@@ -60,8 +62,10 @@ final class ContinuationFetch: Sendable {
         makeRequest: @escaping @Sendable () async -> PendingContinuation?,
         awaitDisconnection: @escaping @Sendable (DBusObjectPath) async -> Void,
         pauseDiscovery: @escaping @Sendable () async -> Void = {},
-        resumeDiscovery: @escaping @Sendable () async -> Void = {}
+        resumeDiscovery: @escaping @Sendable () async -> Void = {},
+        trace: @escaping @Sendable (String) -> Void = { _ in }
     ) {
+        self.trace = trace
         self.awaitDisconnection = awaitDisconnection
         self.pauseDiscovery = pauseDiscovery
         self.resumeDiscovery = resumeDiscovery
@@ -135,8 +139,10 @@ final class ContinuationFetch: Sendable {
 
     private func exchange() async throws -> ActivityPayload {
         let device = try await connect()
+        trace("connected")
         state.withLock { $0.phase = .resolving }
         try await manager.waitForServicesResolved(device, timeout: timeout)
+        trace("services resolved")
         state.withLock { $0.phase = .exchanging }
         guard let service = manager.gattService(uuid: ContinuationFormat.serviceUUID, of: device),
             let request = manager.gattCharacteristic(uuid: ContinuationFormat.requestCharacteristicUUID, in: service.path),
@@ -146,12 +152,14 @@ final class ContinuationFetch: Sendable {
         }
         let values = try await GattCharacteristic1.valueChanges(of: response.path, on: connection)
         try await GattCharacteristic1.startNotify(response.path, on: connection)
+        trace("notifications on")
         while true {
             guard let pending = await makeRequest() else {
                 throw ContinueFailed(.outOfRange, "the activity is no longer nearby")
             }
             do {
                 try await GattCharacteristic1.writeValue(request.path, pending.request, type: .request, on: connection)
+                trace("request written")
             } catch let error as DBusError {
                 guard let status = Self.refusal(in: error) else {
                     if Self.isNotConnected(error) { throw error }
@@ -177,6 +185,7 @@ final class ContinuationFetch: Sendable {
             }
             try Task.checkCancellation()
             guard let whole else { throw ContinueFailed(.outOfRange, "the origin device disconnected during the exchange") }
+            trace("response complete (\(whole.count) bytes)")
             do {
                 return try pending.open(response: whole)
             } catch .refused(let status) {
@@ -207,6 +216,7 @@ final class ContinuationFetch: Sendable {
                 }
             }
             await pauseDiscovery()
+            trace("connecting to \(device)")
             let outcome = await attempt(device)
             await resumeDiscovery()
             switch outcome {

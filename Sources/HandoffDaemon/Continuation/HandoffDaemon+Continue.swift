@@ -55,7 +55,8 @@ extension HandoffDaemon {
             makeRequest: { [weak self] in await self?.continuationRequest(nearbyID: nearbyID) },
             awaitDisconnection: { [weak self] device in await self?.disconnection(of: device)?.value },
             pauseDiscovery: { [radio] in await radio.pauseDiscovery() },
-            resumeDiscovery: { [radio] in await radio.resumeDiscovery() })
+            resumeDiscovery: { [radio] in await radio.resumeDiscovery() },
+            trace: { [logger] step in logger.debug("continuation \(name): \(step)") })
         logger.info("continuing \(will.type ?? "an activity") from device \(entry.origin.device) (\(name))")
         pending.task = Task { [weak self] in
             let result = await fetch.run()
