@@ -15,6 +15,10 @@
 #   BENCH_SECTIONS      which sections to run and write (default "dbus idle scan beacon")
 #   BENCH_OUT           where to write (default docs/BENCHMARKS.md)
 #   SWIFT, SWIFT_FLAGS  as in the Makefile (e.g. SWIFT_FLAGS="--scratch-path .build-x")
+#   BENCH_BEACON_FLAGS  extra flags for BeaconBench's release build only (default none), e.g.
+#                       "-Xswiftc -cross-module-optimization", which specialises swift-crypto's
+#                       generic entry points into HandoffCore (swiftc 6.3.1 crashes on the DBus
+#                       module with that flag, so it cannot be given to the whole build)
 #
 # Every process it starts is killed by PID on exit.
 set -euo pipefail
@@ -22,6 +26,7 @@ cd "$(dirname "$0")/.."
 
 SWIFT=${SWIFT:-swift}
 read -r -a swift_flags <<<"${SWIFT_FLAGS:-}"
+read -r -a beacon_flags <<<"${BENCH_BEACON_FLAGS:-}"
 run_seconds=${BENCH_SECONDS:-2.5}
 rounds=${BENCH_ROUNDS:-2}
 idle_seconds=${BENCH_IDLE_SECONDS:-5}
@@ -64,10 +69,13 @@ start() {
 
 # --- Build -----------------------------------------------------------------------
 say "building DBusBench, ScanBench, handoff-sim-bluez and BeaconBench (release)"
-for product in DBusBench ScanBench handoff-sim-bluez BeaconBench; do
+for product in DBusBench ScanBench handoff-sim-bluez; do
     "$SWIFT" build -c release "${swift_flags[@]}" --product "$product" >&2
 done
+"$SWIFT" build -c release "${swift_flags[@]}" "${beacon_flags[@]}" --product BeaconBench >&2
 bin=$("$SWIFT" build -c release "${swift_flags[@]}" --show-bin-path)
+# BeaconBench prints how it was built.
+export BEACON_BENCH_BUILD="swift build -c release${BENCH_BEACON_FLAGS:+ $BENCH_BEACON_FLAGS}"
 # The scanner's floor: a bare libdbus client in C.
 # shellcheck disable=SC2046 # pkg-config's flags are words
 cc -O2 -o "$work/scan-floor" scripts/bench/scan-floor.c $(pkg-config --cflags --libs dbus-1)

@@ -1,8 +1,13 @@
 // Beacon throughput benchmark. Build with `-c release`; prints a Markdown
-// section for docs/BENCHMARKS.md on stdout.
+// section for docs/BENCHMARKS.md on stdout. Run it from the repository root:
+// it first recognises the test vectors (Tests/HandoffCoreTests/Vectors) and
+// exits with status 1 if this build gets any of them wrong.
+// `--recognise-only PASSES [BEACONS]` runs only the cold recognition with
+// 1,000 accounts, for profilers (see below).
 #if canImport(Glibc)
 import Glibc
 #endif
+import Foundation
 import HandoffCore
 
 /// A small deterministic generator (SplitMix64), so runs are repeatable.
@@ -69,8 +74,123 @@ var blackhole = 0
 var rows: [(String, Timing)] = []
 let loadBefore = loadAverage()
 
-// Encoding.
+/// One beacon of Tests/HandoffCoreTests/Vectors/beacon-v1.json (the fields this check reads).
+struct Vector: Decodable {
+    let name: String
+    let accountSecret: String
+    let epochLength: UInt32
+    let epochIndex: UInt64
+    let activityType: String
+    let slot: UInt8
+    let salt: String
+    let headerNibble: UInt8
+    let deviceID: String
+    let sequence: UInt16
+    let flags: UInt8
+    let accountID: String
+    let typeHash: String
+    let payload: String
+}
+
+struct VectorFile: Decodable {
+    let beacons: [Vector]
+}
+
+func hexBytes(_ text: String) -> [UInt8] {
+    let digits = Array(text.utf8)
+    return stride(from: 0, to: digits.count - 1, by: 2).map { UInt8(String(decoding: digits[$0...$0 + 1], as: UTF8.self), radix: 16)! }
+}
+
+func hexNumber(_ text: String) -> UInt32 { UInt32(text, radix: 16)! }
+
+/// Recognises every test vector with the build being measured, so that the
+/// figures are never those of a build (e.g. other optimisation flags) that
+/// computes something else. Returns the problems found; empty means all agree.
+func checkVectors(path: String) throws -> [String] {
+    let file = try JSONDecoder().decode(VectorFile.self, from: Data(contentsOf: URL(fileURLWithPath: path)))
+    var problems: [String] = []
+    for vector in file.beacons {
+        let account = try AccountKey(name: "vector", secret: hexBytes(vector.accountSecret))
+        let type = try ActivityType(vector.activityType)
+        var recognizer = BeaconRecognizer(
+            configuration: BeaconConfiguration(epochLength: vector.epochLength), accounts: [oneAccount[0], account]
+        )
+        recognizer.declareActivityTypes([type, activity])
+        let epoch = Epoch(index: vector.epochIndex, length: vector.epochLength)
+        let now = Double(epoch.startSeconds) + Double(vector.epochLength) / 2
+        let beacon: RecognizedBeacon
+        do {
+            beacon = try recognizer.recognize(hexBytes(vector.payload), now: now)
+        } catch {
+            problems.append("\(vector.name): rejected (\(error))")
+            continue
+        }
+        let expected = BeaconFields(
+            headerNibble: vector.headerNibble, epoch: epoch, slot: vector.slot, salt: hexNumber(vector.salt),
+            typeHash: ActivityTypeHash(rawValue: hexNumber(vector.typeHash)), flags: BeaconFlags(rawValue: vector.flags),
+            sequence: vector.sequence, device: DeviceID(rawValue: hexNumber(vector.deviceID))
+        )
+        if beacon.fields != expected { problems.append("\(vector.name): fields \(beacon.fields), expected \(expected)") }
+        if beacon.account.description != vector.accountID || account.id.description != vector.accountID {
+            problems.append("\(vector.name): account \(beacon.account), expected \(vector.accountID)")
+        }
+        if beacon.activityType != .known(type) { problems.append("\(vector.name): type \(beacon.activityType)") }
+    }
+    if file.beacons.isEmpty { problems.append("no vectors in \(path)") }
+    return problems
+}
+
 let oneAccount = try makeAccounts(1)
+let vectorPath = "Tests/HandoffCoreTests/Vectors/beacon-v1.json"
+var vectorsChecked = "not checked (\(vectorPath) not found: run from the repository root)"
+if FileManager.default.fileExists(atPath: vectorPath) {
+    let problems = try checkVectors(path: vectorPath)
+    guard problems.isEmpty else {
+        FileHandle.standardError.write(Data(("BeaconBench: this build does not reproduce the test vectors:\n"
+            + problems.joined(separator: "\n") + "\n").utf8))
+        exit(1)
+    }
+    vectorsChecked = "this build recognises every beacon of \(vectorPath) with its exact fields"
+}
+
+// `BeaconBench --recognise-only PASSES [BEACONS]`: only the cold "recognise,
+// 1,000 known accounts" case, for profilers. Prepares 1,000 accounts and
+// BEACONS distinct beacons (default 200,000), then recognises all of them
+// PASSES times, each pass with a fresh copy of the prepared recogniser, and
+// prints the rate. Instructions per recognition are the difference between a
+// run with PASSES = k and one with PASSES = 0, divided by k × BEACONS (e.g.
+// under `perf stat -e instructions:u` or `valgrind --tool=callgrind`).
+if let flag = CommandLine.arguments.firstIndex(of: "--recognise-only") {
+    let arguments = CommandLine.arguments[(flag + 1)...].compactMap { Int($0) }
+    let passes = arguments.first ?? 1
+    let count = arguments.dropFirst().first ?? 200_000
+    let accounts = try makeAccounts(1_000)
+    let beacons = makeBeacons(accounts, count: count)
+    var prepared = BeaconRecognizer(configuration: configuration, accounts: accounts)
+    prepared.declareActivityTypes([activity])
+    prepared.refresh(now: now)
+    var best = Double.infinity
+    for _ in 0..<passes {
+        let start = threadCPUSeconds()
+        var recognizer = prepared
+        var accepted = 0
+        for beacon in beacons {
+            if let recognized = try? recognizer.recognize(beacon, now: now) {
+                accepted += 1
+                blackhole &+= Int(recognized.sequence)
+            }
+        }
+        precondition(accepted == beacons.count, "only \(accepted) of \(beacons.count) beacons recognised")
+        best = min(best, (threadCPUSeconds() - start) / Double(count))
+    }
+    if passes > 0 {
+        print("recognise, 1,000 known accounts: \(formatRate(best))/s, \(formatTime(best)) (best of \(passes) passes of \(count))")
+    }
+    if blackhole == 42 { print("") }
+    exit(0)
+}
+
+// Encoding.
 let encodeCount = 200_000
 do {
     var encoder = BeaconEncoder(configuration: configuration)
@@ -236,10 +356,14 @@ for (name, timing) in rows {
 print("| build the tag table from scratch, 1,000 accounts (5 epochs × 8 slots each) | | \(formatTime(tableBuild.best)) | |")
 print("| move the tag table to the next epoch, 1,000 accounts | | \(formatTime(tableAdvance.best)) | |")
 print()
+/// How this binary was built, as scripts/bench.sh says (BEACON_BENCH_BUILD); the flags matter:
+/// swift-crypto's generic entry points are specialised into HandoffCore only with
+/// `-cross-module-optimization`.
+let buildCommand = ProcessInfo.processInfo.environment["BEACON_BENCH_BUILD"] ?? "swift build -c release"
 let cores = Int(sysconf(Int32(_SC_NPROCESSORS_ONLN)))
 print(
     "Machine: \(cpuModel()), \(cores) cores, load average \(loadBefore) before and \(loadAverage()) after; "
-        + "`swift build -c release`; best and median of \(runs) runs of \(recognizeCount) operations each "
-        + "(table builds: \(runs) runs of one)."
+        + "`\(buildCommand)`; best and median of \(runs) runs of \(recognizeCount) operations each "
+        + "(table builds: \(runs) runs of one). Test vectors: \(vectorsChecked)."
 )
 if blackhole == 42 { print("") }
