@@ -72,7 +72,9 @@ clean:
 # configuration is always /etc/handoffd/handoffd.toml, where handoffd looks.
 PREFIX ?= /usr/local
 DESTDIR ?=
-INSTALL_BUILD_FLAGS ?= -c release --static-swift-stdlib
+# Cross-module optimisation lets swift-crypto's generic entry points be specialised into
+# HandoffCore: about twice the beacon recognitions per second (docs/BENCHMARKS.md).
+INSTALL_BUILD_FLAGS ?= -c release --static-swift-stdlib -Xswiftc -cross-module-optimization
 
 .PHONY: install uninstall
 

@@ -15,10 +15,10 @@
 #   BENCH_SECTIONS      which sections to run and write (default "dbus idle scan beacon")
 #   BENCH_OUT           where to write (default docs/BENCHMARKS.md)
 #   SWIFT, SWIFT_FLAGS  as in the Makefile (e.g. SWIFT_FLAGS="--scratch-path .build-x")
-#   BENCH_BEACON_FLAGS  extra flags for BeaconBench's release build only (default none), e.g.
-#                       "-Xswiftc -cross-module-optimization", which specialises swift-crypto's
-#                       generic entry points into HandoffCore (swiftc 6.3.1 crashes on the DBus
-#                       module with that flag, so it cannot be given to the whole build)
+#   BENCH_BEACON_FLAGS  extra flags for BeaconBench's release build only (default
+#                       "-Xswiftc -cross-module-optimization", as `make install` builds handoffd:
+#                       it specialises swift-crypto's generic entry points into HandoffCore;
+#                       BENCH_BEACON_FLAGS= measures a plain -c release build)
 #
 # Every process it starts is killed by PID on exit.
 set -euo pipefail
@@ -26,7 +26,8 @@ cd "$(dirname "$0")/.."
 
 SWIFT=${SWIFT:-swift}
 read -r -a swift_flags <<<"${SWIFT_FLAGS:-}"
-read -r -a beacon_flags <<<"${BENCH_BEACON_FLAGS:-}"
+BENCH_BEACON_FLAGS=${BENCH_BEACON_FLAGS--Xswiftc -cross-module-optimization}
+read -r -a beacon_flags <<<"$BENCH_BEACON_FLAGS"
 run_seconds=${BENCH_SECONDS:-2.5}
 rounds=${BENCH_ROUNDS:-2}
 idle_seconds=${BENCH_IDLE_SECONDS:-5}

@@ -106,9 +106,10 @@ import Testing
             #expect(throws: DBusDecodingError.signatureMismatch(expected: "ii", actual: "i")) { try reply.decode(Int32.self, Int32.self) }
             let containers = try await client.callPeer("MakeContainers")
             #expect(throws: DBusDecodingError.self) {
+                // Four of the reply's values, the first with the wrong value type: a signature mismatch.
                 try containers.decode(
                     [String: String].self, [UInt16: DBusValue].self, [DBusObjectPath: [String: [String: DBusValue]]].self,
-                    DBusValue.self, DBusValue.self, DBusValue.self, [DBusValue].self, [[UInt8]].self, [String].self)
+                    DBusValue.self)
             }
             let properties = try [String: DBusValue](dbusValue: containers.body[0])
             #expect(throws: DBusDecodingError.typeMismatch(expected: "s", actual: "u", context: "key 'Count'")) {

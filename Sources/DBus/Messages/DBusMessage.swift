@@ -127,18 +127,40 @@ extension DBusMessage {
         return try T(dbusValue: body[0])
     }
 
-    /// The body converted to several Swift types; see `decode(_:)`.
-    public func decode<each T: DBusCodable>(_ types: repeat (each T).Type) throws(DBusDecodingError) -> (repeat each T) {
+    /// The body converted to two Swift types; see `decode(_:)`.
+    ///
+    /// Fixed arities rather than a parameter pack: swiftc 6.3.1 crashes in its
+    /// cross-module optimisation pass on a pack here, and release builds use
+    /// that pass (see the Makefile's INSTALL_BUILD_FLAGS).
+    public func decode<A: DBusCodable, B: DBusCodable>(_ a: A.Type, _ b: B.Type) throws(DBusDecodingError) -> (A, B) {
+        try checkSignature([A.dbusType, B.dbusType])
+        return (try A(dbusValue: body[0]), try B(dbusValue: body[1]))
+    }
+
+    /// The body converted to three Swift types; see `decode(_:)`.
+    public func decode<A: DBusCodable, B: DBusCodable, C: DBusCodable>(_ a: A.Type, _ b: B.Type, _ c: C.Type)
+        throws(DBusDecodingError) -> (A, B, C)
+    {
+        try checkSignature([A.dbusType, B.dbusType, C.dbusType])
+        return (try A(dbusValue: body[0]), try B(dbusValue: body[1]), try C(dbusValue: body[2]))
+    }
+
+    /// The body converted to four Swift types; see `decode(_:)`.
+    public func decode<A: DBusCodable, B: DBusCodable, C: DBusCodable, D: DBusCodable>(
+        _ a: A.Type, _ b: B.Type, _ c: C.Type, _ d: D.Type
+    ) throws(DBusDecodingError) -> (A, B, C, D) {
+        try checkSignature([A.dbusType, B.dbusType, C.dbusType, D.dbusType])
+        return (
+            try A(dbusValue: body[0]), try B(dbusValue: body[1]), try C(dbusValue: body[2]),
+            try D(dbusValue: body[3])
+        )
+    }
+
+    private func checkSignature(_ types: [DBusType]) throws(DBusDecodingError) {
         var expected = ""
-        for type in repeat (each T).self { type.dbusType.appendSignature(to: &expected) }
+        for type in types { type.appendSignature(to: &expected) }
         let actual = signature.rawValue
         guard expected == actual else { throw .signatureMismatch(expected: expected, actual: actual) }
-        var index = 0
-        func next<U: DBusCodable>(_: U.Type) throws(DBusDecodingError) -> U {
-            defer { index += 1 }
-            return try U(dbusValue: body[index])
-        }
-        return (repeat try next((each T).self))
     }
 }
 
