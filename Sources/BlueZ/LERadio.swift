@@ -119,7 +119,7 @@ public actor LERadio {
     /// The adapter we power-cycled to clear a killed bluetoothd's scan, once per bluetoothd run.
     var powerCycledForStaleScan: DBusObjectPath?
     /// How many `pauseDiscovery` calls are not resumed yet.
-    private var discoveryPauses = 0
+    var discoveryPauses = 0
 
     public init(
         connection: DBusConnection, manager: BlueZObjectManager, configuration: Configuration = Configuration(),
@@ -170,27 +170,6 @@ public actor LERadio {
         // In a task of its own: the caller's cancellation (a rotation timer
         // replaced by a newer one) must not cut a registration in half.
         await Task { await self.reconcile() }.value
-    }
-
-    /// Stops our discovery until `resumeDiscovery`, for example while connecting:
-    /// the kernel starts an LE connection only when no discovery runs, so with
-    /// discovery on, `Device1.Connect` waits for the end of the LE discovery
-    /// round (up to 10.24 s; seen on the VM rig). Calls nest.
-    public func pauseDiscovery() async {
-        discoveryPauses += 1
-        guard discoveryPauses == 1 else { return }
-        discoveryConfirmed()
-        if scanning, let adapter {
-            scanning = false
-            try? await Adapter1.stopDiscovery(adapter: adapter.path, on: connection)
-        }
-    }
-
-    /// Ends one `pauseDiscovery`; the last one starts discovery again.
-    public func resumeDiscovery() async {
-        guard discoveryPauses > 0 else { return }
-        discoveryPauses -= 1
-        if discoveryPauses == 0 { await reconcile() }
     }
 
     /// Unregisters the advertisement, stops discovery and takes our objects off the bus.
