@@ -12,6 +12,8 @@
 #   E2E_LOGS            where the run's folder goes (default e2e-logs/; the folder is <timestamp>)
 #   E2E_TIMEOUT         seconds before the guest is killed (default 1200)
 #   E2E_EPOCH, E2E_EXPIRY  the daemons' epoch and nearby expiry in seconds (default 15 and 20)
+#   E2E_QUIET=1         bluetoothd without -d, no btmon, no monitor (continue only: latency)
+#   E2E_RUNS            continuations of each size in the continue scenario (default 1)
 # Exit status: 0 when every scenario passed; 1 when one failed; 2 when the rig could not
 # run it (no qemu, no kernel, the guest did not boot) or the run timed out. Never skips.
 set -uo pipefail
@@ -38,6 +40,8 @@ say "running on real bluetoothd in a qemu guest (TCG: a few minutes); logs: $log
 args=(--bin "$BIN")
 [[ -n "${E2E_EPOCH:-}" ]] && args+=(--epoch "$E2E_EPOCH")
 [[ -n "${E2E_EXPIRY:-}" ]] && args+=(--expiry "$E2E_EXPIRY")
+[[ "${E2E_QUIET:-0}" == 1 ]] && args+=(--quiet)
+[[ -n "${E2E_RUNS:-}" ]] && args+=(--runs "$E2E_RUNS")
 # The guest runs a copy of Tests/e2e, kept with the logs: what ran, even if the tree changes.
 cp -r Tests/e2e "$logs/guest" || { say "FAILED: cannot copy Tests/e2e to $logs"; exit 2; }
 RIG_OUT="$logs" RIG_TIMEOUT="${E2E_TIMEOUT:-1200}" scripts/vm-rig/run-rig.sh "$logs/guest/guest-e2e.sh" \

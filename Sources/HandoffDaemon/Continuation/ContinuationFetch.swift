@@ -127,7 +127,18 @@ final class ContinuationFetch: Sendable {
     private func fetch() async throws -> ActivityPayload {
         while true {
             do {
-                return try await exchange()
+                let device = try await connect()
+                // Discovery stays paused until the exchange is over: on the origin's
+                // side the link is busy with GATT discovery, and every advertisement
+                // report our scan would add costs bluetoothd time it needs here.
+                do {
+                    let payload = try await exchange(with: device)
+                    await resumeDiscovery()
+                    return payload
+                } catch {
+                    await resumeDiscovery()
+                    throw error
+                }
             } catch let error as DBusError where Self.isNotConnected(error) {
                 // The link dropped under us (an earlier link still going down, the origin
                 // moving away): connect again while there is time.
@@ -137,8 +148,7 @@ final class ContinuationFetch: Sendable {
         }
     }
 
-    private func exchange() async throws -> ActivityPayload {
-        let device = try await connect()
+    private func exchange(with device: DBusObjectPath) async throws -> ActivityPayload {
         trace("connected")
         state.withLock { $0.phase = .resolving }
         try await manager.waitForServicesResolved(device, timeout: timeout)
@@ -197,7 +207,9 @@ final class ContinuationFetch: Sendable {
     }
 
     /// Connects to the device of the activity's newest beacon, trying again (the
-    /// newest address) after a failed or slow attempt.
+    /// newest address) after a failed or slow attempt. Returns with our discovery
+    /// paused (one `pauseDiscovery` for the caller to resume); between attempts
+    /// discovery runs, so that a newer address can be heard.
     private func connect() async throws -> DBusObjectPath {
         while true {
             try Task.checkCancellation()
@@ -218,11 +230,14 @@ final class ContinuationFetch: Sendable {
             await pauseDiscovery()
             trace("connecting to \(device)")
             let outcome = await attempt(device)
-            await resumeDiscovery()
             switch outcome {
-            case .connected: return device
-            case .cancelled: throw CancellationError()
+            case .connected:
+                return device
+            case .cancelled:
+                await resumeDiscovery()
+                throw CancellationError()
             case .failed, .moved:
+                await resumeDiscovery()
                 // Cancels a pending attempt (bluetoothd keeps trying after our call ended).
                 Task { try? await Device1.disconnect(device, on: connection) }
                 try await Task.sleep(for: .milliseconds(100))
