@@ -6,7 +6,7 @@
 # there against the handoffd and handoffctl binaries built here. Prints one PASS/FAIL line
 # per scenario and a summary, and names the folder with every log of the run.
 #
-# Usage: scripts/e2e.sh [SCENARIO...]     (default: all seven; see docs/e2e.md)
+# Usage: scripts/e2e.sh [SCENARIO...]     (default: all eight; see docs/e2e.md)
 # Environment:
 #   SWIFT, SWIFT_FLAGS  as in the Makefile: which build's binaries to run (built beforehand)
 #   E2E_LOGS            where the run's folder goes (default e2e-logs/; the folder is <timestamp>)
@@ -14,6 +14,13 @@
 #   E2E_EPOCH, E2E_EXPIRY  the daemons' epoch and nearby expiry in seconds (default 15 and 20)
 #   E2E_QUIET=1         bluetoothd without -d, no btmon, no monitor (continue only: latency)
 #   E2E_RUNS            continuations of each size in the continue scenario (default 1)
+#   E2E_CONFIG          the Bluetooth side (default private):
+#                         private: bluetoothd with Privacy = device, as `make install` configures
+#                                  it, on controllers with LE extended advertising (most laptops'
+#                                  since Bluetooth 5);
+#                         legacy:  Debian's bluetoothd configuration (privacy off) on LE-only
+#                                  controllers with legacy advertising only (btvirt -L)
+#   E2E_PRIVACY, E2E_EXT_ADV  0 or 1: override the config's privacy and controller kind
 # Exit status: 0 when every scenario passed; 1 when one failed; 2 when the rig could not
 # run it (no qemu, no kernel, the guest did not boot) or the run timed out. Never skips.
 set -uo pipefail
@@ -36,12 +43,19 @@ logs="${E2E_LOGS:-e2e-logs}/$(date +%Y%m%d-%H%M%S)"
 mkdir -p "$logs" || { say "FAILED: cannot create $logs"; exit 2; }
 logs=$(cd "$logs" && pwd)
 start=$(date +%s)
-say "running on real bluetoothd in a qemu guest (TCG: a few minutes); logs: $logs"
+say "running on real bluetoothd in a qemu guest (TCG: a few minutes), config ${E2E_CONFIG:-private}; logs: $logs"
 args=(--bin "$BIN")
 [[ -n "${E2E_EPOCH:-}" ]] && args+=(--epoch "$E2E_EPOCH")
 [[ -n "${E2E_EXPIRY:-}" ]] && args+=(--expiry "$E2E_EXPIRY")
 [[ "${E2E_QUIET:-0}" == 1 ]] && args+=(--quiet)
 [[ -n "${E2E_RUNS:-}" ]] && args+=(--runs "$E2E_RUNS")
+case "${E2E_CONFIG:-private}" in
+    private) privacy=1; ext_adv=1 ;;
+    legacy) privacy=0; ext_adv=0 ;;
+    *) say "FAILED: E2E_CONFIG is '${E2E_CONFIG}': private or legacy"; exit 2 ;;
+esac
+[[ "${E2E_PRIVACY:-$privacy}" == 1 ]] && args+=(--privacy)
+[[ "${E2E_EXT_ADV:-$ext_adv}" == 1 ]] && args+=(--ext-adv)
 # The guest runs a copy of Tests/e2e, kept with the logs: what ran, even if the tree changes.
 cp -r Tests/e2e "$logs/guest" || { say "FAILED: cannot copy Tests/e2e to $logs"; exit 2; }
 RIG_OUT="$logs" RIG_TIMEOUT="${E2E_TIMEOUT:-1200}" scripts/vm-rig/run-rig.sh "$logs/guest/guest-e2e.sh" \

@@ -13,7 +13,10 @@ Prints one line and exits 0 when:
   - the epoch boundaries inside the window (at least three) each brought a new tag,
     first heard within one epoch of the boundary;
   - across one payload per epoch, no byte but the version nibble stays the same;
-  - every payload's version nibble is 1.
+  - every payload's version nibble is 1;
+  - no sender address carried payloads of two epochs (two tags): an address that outlives
+    its epoch would let a stranger link the beacons either side of the boundary, however
+    well the payload rotates.
 Otherwise prints the reason and exits 1. Figures: the delay from each boundary to the
 first payload with the new tag, the number of payloads and of sender addresses.
 """
@@ -66,6 +69,14 @@ if any(len(p) != len(per_epoch[0]) for p in per_epoch):
 if constant:
     fail("byte(s) %s stayed the same across %d epochs' payloads" % (constant, len(per_epoch)))
 addresses = {a for _, _, a in payloads}
+tags_of = {}  # address -> the tags (epochs) heard from it
+for _, data, address in payloads:
+    tags_of.setdefault(address, set()).add(data[2:10])
+linked = {a: t for a, t in tags_of.items() if len(t) > 1}
+if linked:
+    a, t = sorted(linked.items(), key=lambda item: -len(item[1]))[0]
+    fail("the address %s carried the payloads of %d epochs: it links them (%d address(es) spanned a boundary)"
+         % (a, len(t), len(linked)))
 print("rotations %d, boundary -> new tag heard: median %.2f s, max %.2f s; %d epochs' payloads differ in "
-      "every byte but the version nibble; %d payloads, %d sender addresses"
+      "every byte but the version nibble; %d payloads, %d sender addresses, each within one epoch"
       % (len(boundaries), statistics.median(delays), max(delays), len(per_epoch), len(payloads), len(addresses)))

@@ -4,7 +4,7 @@
 #
 # It brings up real BlueZ (a system dbus-daemon, btvirt with three virtual LE controllers
 # hci0, hci1 and hci2 that hear each other, bluetoothd -d, btmon), runs the handoffd and
-# handoffctl binaries built on the host against it, and checks seven scenarios. Each
+# handoffctl binaries built on the host against it, and checks eight scenarios. Each
 # prints one line, "PASS name (figures)" or "FAIL name: reason", and the suite ends with a
 # summary line; the exit status is 0 only when every scenario that ran passed.
 #
@@ -17,11 +17,12 @@
 #                bluez-monitor.py (their work slows the emulated CPU that bluetoothd shares);
 #                only for continue, the scenario that measures latency (make bench-continue)
 #   --runs N     continue: N continuations of each size (default 1), median and max given
+#   --privacy    bluetoothd's LE privacy on (Privacy = device, from a main.conf of our own)
+#   --ext-adv    controllers with LE extended advertising (btvirt without -L)
 #   SCENARIO     discovery rotation update-invalidate wrong-account bluetoothd-restart
-#                power-cycle clean-shutdown (default: these seven), and continue (only
-#                when named). They run in this order, continue before clean-shutdown,
-#                whatever order they are given in; each sets up what it needs, so any
-#                subset runs.
+#                power-cycle continue clean-shutdown (default: all eight). They run in this
+#                order whatever order they are given in; each sets up what it needs, so any
+#                subset runs. continue needs --privacy.
 # Logs go to $RIG_OUT: bluetoothd.log (-d), btmon.snoop, btvirt.log, dbus.log, one log per
 # handoffd (a.log, b.log, c.log), b-watch.log (B's events, each with the time it was
 # printed), hci1-adv.jsonl (what hci1's bluetoothd reported, from bluez-monitor.py),
@@ -34,10 +35,9 @@
 set -u
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-BIN=""; EPOCH=15; EXPIRY=20; SCENARIOS=(); QUIET=0; RUNS=1
-ALL_SCENARIOS=(discovery rotation update-invalidate wrong-account bluetoothd-restart power-cycle clean-shutdown)
-# Run only when named; ORDER is the order every run keeps (clean-shutdown stops A, so it is last).
-OPT_IN_SCENARIOS=(continue)
+BIN=""; EPOCH=15; EXPIRY=20; SCENARIOS=(); QUIET=0; RUNS=1; PRIVACY=0; EXT_ADV=0
+ALL_SCENARIOS=(discovery rotation update-invalidate wrong-account bluetoothd-restart power-cycle continue clean-shutdown)
+# ORDER is the order every run keeps (clean-shutdown stops A, so it is last).
 ORDER=(discovery rotation update-invalidate wrong-account bluetoothd-restart power-cycle continue clean-shutdown)
 while [ $# -gt 0 ]; do
     case "$1" in
@@ -46,6 +46,8 @@ while [ $# -gt 0 ]; do
         --expiry) EXPIRY=$2; shift 2 ;;
         --quiet) QUIET=1; shift ;;
         --runs) RUNS=$2; shift 2 ;;
+        --privacy) PRIVACY=1; shift ;;
+        --ext-adv) EXT_ADV=1; shift ;;
         -*) echo "guest-e2e: unknown option $1" >&2; exit 2 ;;
         *) SCENARIOS+=("$1"); shift ;;
     esac
@@ -162,7 +164,9 @@ for try in 1 2 3 4 5; do
     # hci0, B listens on hci1, C (another account) advertises on hci2. (A legacy controller
     # cannot start a non-connectable advertisement while it scans, so two daemons on one
     # controller would keep each other's advertisements off the air.)
-    btvirt -L -l3 >> "$LOGDIR/btvirt.log" 2>&1 &
+    if [ $EXT_ADV = 1 ]; then btvirt -l3 >> "$LOGDIR/btvirt.log" 2>&1 &
+    else btvirt -L -l3 >> "$LOGDIR/btvirt.log" 2>&1 &
+    fi
     BTVIRT_PID=$!
     wait_until 60 btvirt_settled
     controllers_up && { ok=1; break; }
@@ -181,8 +185,15 @@ fi
 
 BTD_PID=""
 BTD_DEBUG=-d; [ $QUIET = 1 ] && BTD_DEBUG=""
+# bluetoothd's configuration: Debian's, or with --privacy one of our own (the daemons are told).
+BTD_CONF=/etc/bluetooth/main.conf; BTD_ARGS=()
+if [ $PRIVACY = 1 ]; then
+    BTD_CONF=$W/main.conf
+    printf '[General]\nPrivacy = device\n' > "$BTD_CONF"
+    BTD_ARGS=(-f "$BTD_CONF")
+fi
 start_bluetoothd() {
-    /usr/libexec/bluetooth/bluetoothd -n $BTD_DEBUG >> "$LOGDIR/bluetoothd.log" 2>&1 &
+    /usr/libexec/bluetooth/bluetoothd -n $BTD_DEBUG "${BTD_ARGS[@]}" >> "$LOGDIR/bluetoothd.log" 2>&1 &
     BTD_PID=$!
     PIDS+=($BTD_PID)
 }
@@ -194,6 +205,8 @@ bluez_ready() {
 start_bluetoothd
 wait_until 90 bluez_ready || { echo "FAIL setup: bluetoothd did not show three adapters"; exit 10; }
 log "bluetoothd up (pid $BTD_PID)"
+# What bluetoothd says hci0 can do (SupportedSecondaryChannels exists only with extended advertising).
+busctl --system introspect org.bluez /org/bluez/hci0 org.bluez.LEAdvertisingManager1 > "$LOGDIR/adv-manager.txt" 2>&1
 
 # Properties, through busctl: "y 1" -> 1, "b true" -> true.
 bprop() { busctl --system get-property org.bluez "/org/bluez/$1" "$2" "$3" 2>/dev/null | cut -d' ' -f2; }
@@ -250,6 +263,7 @@ start_daemon() {
     cat > "$dir/handoffd.toml" <<CONF
 [bluetooth]
 adapter = "$adapter"
+bluetoothd_main_conf = "$BTD_CONF"
 $extra
 [beacon]
 epoch_seconds = $EPOCH
@@ -658,16 +672,18 @@ scenario_clean_shutdown() {
     pass "exit 0 after ${took} s, UnregisterAdvertisement logged by bluetoothd, ActiveInstances $base -> $((base - 1)), socket removed"
 }
 
-# 8. continue (issue 7; not among the seven yet: run it with E2E_SCENARIOS=continue). D, on hci2,
-# shares account e2e and advertises connectably. The guest's bluetoothd has Privacy off, so D
-# advertises from hci2's public address: the address-privacy half of issue 7 is not done.
-# For userInfo of about 100 B and 3 KB: D publishes (title, URL, userInfo); B lists it;
-# `handoffctl continue --json` on B restores exactly what D published; D's publisher prints
-# that it was continued. Latency from B's log: "continuing" -> "continued".
+# 8. continue (issue 7; needs --privacy). D, on hci2, shares account e2e and advertises
+# connectably (advertisement_type "auto": privacy is on). For userInfo of about 100 B and 3 KB:
+# D publishes (title, URL, userInfo); B lists it; `handoffctl continue --json` on B restores
+# exactly what D published; D's publisher prints that it was continued; the address B
+# connected to is a resolvable private address, not hci2's public one. Latency from B's log:
+# "continuing" -> "continued" (--runs N: N times each).
 scenario_continue() {
-    local size type json id out rc t0 t1 lb ld url title got want figures=() pid
+    local size type json id out rc t0 t1 lb ld url title got want figures=() pid addrs=()
+    HCI2_PUBLIC=$(hciconfig hci2 | awk '/BD Address/{print $3}')
+    [ $PRIVACY = 1 ] || { fail "continue needs LE privacy (--privacy, E2E_CONFIG=private): without it handoffd advertises non-connectably, so that its fixed address never shows"; return 1; }
     if [ -z "${DPID[d]:-}" ] || ! alive d; then
-        start_daemon d hci2 'advertisement_type = "peripheral"' || return 1
+        start_daemon d hci2 || return 1
         local code
         code=$(ctl a account export $ACCOUNT 2>>"$LOGDIR/account.log" | sed -n "s/.*account import '\(.*\)'.*/\1/p")
         ctl d account import "$code" --name $ACCOUNT >> "$LOGDIR/account.log" 2>&1 || { fail "account import on D failed"; return 1; }
@@ -701,6 +717,15 @@ scenario_continue() {
             s=$(tail -n +$((lb + 1)) "$LOGDIR/b.log" | grep -m1 "continuing $type" | cut -d' ' -f1)
             e=$(tail -n +$((lb + 1)) "$LOGDIR/b.log" | grep -m1 "continued $type" | cut -d' ' -f1)
             daemon+=("$(secs "$(unix "$s")" "$(unix "$e")")"); whole+=("$(secs "$t0" "$t1")")
+            # The address B connected to: D's, as the air showed it. Never hci2's public address;
+            # a resolvable private address (top bits 01) when privacy is on.
+            local dev addr
+            dev=$(tail -n +$((lb + 1)) "$LOGDIR/b.log" | grep -m1 -o "connecting to /org/bluez/hci1/dev_[0-9A-F_]*" | sed 's/.*dev_//')
+            addr=${dev//_/:}
+            [ -n "$addr" ] || { fail "B's log does not say which address it connected to"; kill $pid; return 1; }
+            [ "$addr" != "$HCI2_PUBLIC" ] || { fail "B connected to D at hci2's public address $addr: the connectable advertisement showed it"; kill $pid; return 1; }
+            (( (16#${addr:0:2} >> 6) == 1 )) || { fail "D's address on the air, $addr, is not a resolvable private address"; kill $pid; return 1; }
+            [[ " ${addrs[*]} " == *" $addr "* ]] || addrs+=("$addr")
         done
         if (( RUNS == 1 )); then
             figures+=("$size B: ${daemon[0]} s in B's daemon, ${whole[0]} s for the whole handoffctl")
@@ -709,7 +734,7 @@ scenario_continue() {
         fi
         kill -TERM $pid; wait $pid
     done
-    pass "D's title, URL and userInfo restored exactly on B, and D's publisher told; $(IFS=';'; echo "${figures[*]}")"
+    pass "D's title, URL and userInfo restored exactly on B, and D's publisher told; D seen at ${addrs[*]} (resolvable private; hci2's public address is $HCI2_PUBLIC); $(IFS=';'; echo "${figures[*]}")"
 }
 
 # ------------------------------------------------------------------ run

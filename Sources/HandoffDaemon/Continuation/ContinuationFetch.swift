@@ -133,7 +133,8 @@ final class ContinuationFetch: Sendable {
                 // report our scan would add costs bluetoothd time it needs here.
                 do {
                     let payload = try await exchange(with: device)
-                    await resumeDiscovery()
+                    // Not waited for: the activity is handed over while discovery restarts.
+                    Task { await self.resumeDiscovery() }
                     return payload
                 } catch {
                     await resumeDiscovery()
