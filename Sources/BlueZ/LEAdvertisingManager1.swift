@@ -16,6 +16,17 @@ public struct LEAdvertisingManager1: Sendable {
     public var supportedInstances: UInt8
     /// Maximum advertising data length (31 on legacy controllers), when reported.
     public var maxAdvertisingLength: UInt8?
+    /// The secondary channels (`1M`, `2M`, `Coded`) extended advertisements may
+    /// use. bluetoothd offers the property only when the kernel reports a
+    /// secondary PHY, which it does only for controllers with LE extended
+    /// advertising; nil means a controller with legacy advertising only.
+    public var supportedSecondaryChannels: [String]?
+
+    /// True when the controller has LE extended advertising. Then every
+    /// advertising instance has its own random address, and one registered
+    /// afresh gets a new one; a legacy controller shares one address among all
+    /// instances and its scans (docs/privacy.md).
+    public var hasExtendedAdvertising: Bool { supportedSecondaryChannels != nil }
 
     public init(path: DBusObjectPath, properties: [String: DBusValue]) throws(DBusDecodingError) {
         self.path = path
@@ -23,6 +34,7 @@ public struct LEAdvertisingManager1: Sendable {
         supportedInstances = try properties.optional("SupportedInstances") ?? 0
         let capabilities: [String: DBusValue] = try properties.optional("SupportedCapabilities") ?? [:]
         maxAdvertisingLength = try capabilities.optional("MaxAdvLen")
+        supportedSecondaryChannels = try properties.optional("SupportedSecondaryChannels")
     }
 
     /// `RegisterAdvertisement(object advertisement, dict options)`.

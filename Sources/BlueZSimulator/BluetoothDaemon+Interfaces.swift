@@ -115,11 +115,14 @@ extension BluetoothDaemon {
                 DBusProperty("ActiveInstances", UInt8(0)),
                 DBusProperty("SupportedInstances", limit),
                 DBusProperty("SupportedIncludes", AdvertisementContent.Include.allCases.map(\.rawValue)),
-                DBusProperty("SupportedSecondaryChannels", [String]()),
                 DBusProperty(
                     "SupportedCapabilities", type: .array(.dictEntry(key: .string, value: .variant)),
                     value: capabilities),
                 DBusProperty("SupportedFeatures", [String]()),
-            ])
+            ]
+                // bluetoothd offers it only when the kernel reports a secondary PHY,
+                // that is, for controllers with extended advertising (btvirt without -L).
+                + (configuration.legacyAdvertising ? [] : [DBusProperty("SupportedSecondaryChannels", ["1M", "2M"])])
+        )
     }
 }
