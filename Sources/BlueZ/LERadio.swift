@@ -89,6 +89,8 @@ public actor LERadio {
 
     // What is wanted.
     private var wantedPayload: [UInt8]?
+    /// The advertisement type in use: the configuration's until `setAdvertisementType` changes it.
+    public private(set) var advertisementType: LEAdvertisementData.AdvertisingType
     // What bluetoothd has, as far as we know.
     var adapter: Adapter1?
     var scanning = false
@@ -130,6 +132,7 @@ public actor LERadio {
         self.configuration = configuration
         self.logger = logger
         self.retryDelay = configuration.retryDelay
+        self.advertisementType = configuration.advertisementType
         self.scanner = AdvertisementScanner(
             manager: manager, adapter: nil, companyID: configuration.companyID,
             coalescing: configuration.reportCoalescing)
@@ -169,6 +172,16 @@ public actor LERadio {
         wantedPayload = payload
         // In a task of its own: the caller's cancellation (a rotation timer
         // replaced by a newer one) must not cut a registration in half.
+        await Task { await self.reconcile() }.value
+    }
+
+    /// Changes the advertisement type (handoffd's address-privacy check decides
+    /// it). An advertisement on the air is registered afresh with the new type;
+    /// returns after the pass that does it, like `advertise`.
+    public func setAdvertisementType(_ type: LEAdvertisementData.AdvertisingType) async {
+        guard type != advertisementType else { return }
+        advertisementType = type
+        registeredPayload = nil
         await Task { await self.reconcile() }.value
     }
 
@@ -439,7 +452,7 @@ public actor LERadio {
 
     private func advertisementData(_ payload: [UInt8]) -> LEAdvertisementData {
         LEAdvertisementData(
-            type: configuration.advertisementType, manufacturerData: [configuration.companyID: payload],
+            type: advertisementType, manufacturerData: [configuration.companyID: payload],
             minInterval: configuration.minInterval, maxInterval: configuration.maxInterval)
     }
 
