@@ -15,7 +15,7 @@ public enum ManagementError: Error, Sendable, Equatable, CustomStringConvertible
     public var description: String {
         switch self {
         case .kernelHasNoBluetooth:
-            "this kernel has no Bluetooth support (socket(AF_BLUETOOTH) fails with EAFNOSUPPORT)"
+            "this kernel has no Bluetooth support: socket(AF_BLUETOOTH) fails with EAFNOSUPPORT"
         case .system(let call, let errno):
             "\(call) failed: \(Self.message(errno)) (errno \(errno))"
         case .commandFailed(let opcode, let index, let status):

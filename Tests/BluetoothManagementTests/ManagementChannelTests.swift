@@ -100,7 +100,7 @@ import Testing
         } catch {
             if probe < 0 && probeErrno == EAFNOSUPPORT {
                 #expect(error == .kernelHasNoBluetooth)
-                #expect(error.description == "this kernel has no Bluetooth support (socket(AF_BLUETOOTH) fails with EAFNOSUPPORT)")
+                #expect(error.description == "this kernel has no Bluetooth support: socket(AF_BLUETOOTH) fails with EAFNOSUPPORT")
             } else {
                 #expect(error == .commandFailed(opcode: 4, index: absent, status: .invalidIndex))
             }

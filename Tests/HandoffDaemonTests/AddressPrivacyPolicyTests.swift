@@ -54,7 +54,7 @@ import Testing
     }
 
     @Test func unknownKernelFallsBackToMainConfAndSaysSo() {
-        let why = "this kernel has no Bluetooth support (socket(AF_BLUETOOTH) fails with EAFNOSUPPORT)"
+        let why = "this kernel has no Bluetooth support: socket(AF_BLUETOOTH) fails with EAFNOSUPPORT"
         let trusted = Self.policy(nil, "network").decide(adapter: "hci0", kernel: .unknown(why))
         #expect(trusted.type == .peripheral && trusted.level == .warning)
         #expect(trusted.availability == ContinuationAvailability(
@@ -106,7 +106,7 @@ import Testing
         if probe >= 0 { close(probe) }
         let answer = await KernelPrivacy.read(interfaceName: "hci32000")
         if noBluetooth {
-            #expect(answer == .unknown("this kernel has no Bluetooth support (socket(AF_BLUETOOTH) fails with EAFNOSUPPORT)"))
+            #expect(answer == .unknown("this kernel has no Bluetooth support: socket(AF_BLUETOOTH) fails with EAFNOSUPPORT"))
         } else {
             #expect(answer == .unknown("the kernel has no controller hci32000"))
         }
