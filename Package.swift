@@ -148,7 +148,10 @@ let package = Package(
         .testTarget(name: "HandoffProtocolTests", dependencies: ["HandoffProtocol"]),
         .testTarget(
             name: "HandoffDaemonTests",
-            dependencies: ["HandoffDaemon", "BluetoothManagement", "HandoffProtocol", "HandoffCore", "DBusTestSupport"]
+            dependencies: [
+                "HandoffDaemon", "BluetoothManagement", "HandoffProtocol", "HandoffCore", "DBusTestSupport",
+                .product(name: "Logging", package: "swift-log"),
+            ]
         ),
         .testTarget(name: "HandoffKitTests", dependencies: ["HandoffKit", "HandoffProtocol"]),
         .testTarget(
