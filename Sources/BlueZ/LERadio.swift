@@ -101,6 +101,8 @@ public actor LERadio {
     private var tooLong: (payload: [UInt8], refusal: AdvertisementTooLong)?
     /// The payload of the registered advertisement.
     private var registeredPayload: [UInt8]?
+    /// Its type: a registration of another type than `advertisementType` is redone.
+    private var registeredType: LEAdvertisementData.AdvertisingType?
     private var poweringOn: DBusObjectPath?
     // Bookkeeping.
     private var phase: Phase = .waitingForBluetoothd
@@ -181,7 +183,6 @@ public actor LERadio {
     public func setAdvertisementType(_ type: LEAdvertisementData.AdvertisingType) async {
         guard type != advertisementType else { return }
         advertisementType = type
-        registeredPayload = nil
         await Task { await self.reconcile() }.value
     }
 
@@ -388,7 +389,7 @@ public actor LERadio {
         }
         // bluetoothd said this payload does not fit: sending it again cannot help.
         if let tooLong, tooLong.payload == payload { return }
-        if registered && registeredPayload == payload { return }
+        if registered && registeredPayload == payload && registeredType == advertisementType { return }
         // Pause our discovery: a legacy controller cannot take the new random
         // address while it scans. pass() resumes it. (When the adapter scans
         // for another program only, StopDiscovery fails harmlessly.)
@@ -439,6 +440,7 @@ public actor LERadio {
         }
         registered = true
         registeredPayload = payload
+        registeredType = data.type
         // Whatever kept it off the air (a refusal, a failed pass) is over.
         lastError = nil
     }

@@ -35,11 +35,13 @@ import Testing
     }
 
     /// The `Type` of the advertisement object the radio exports, as bluetoothd reads it.
+    /// Nil while the radio has not exported it (yet).
     static func exportedType(_ radio: LERadio, from observer: DBusConnection) async throws -> String? {
-        let reply = try await observer.call(
+        guard let reply = try? await observer.call(
             destination: radio.connection.uniqueName, path: radio.configuration.advertisementPath,
             interface: "org.freedesktop.DBus.Properties", member: "Get",
             [.string("org.bluez.LEAdvertisement1"), .string("Type")])
+        else { return nil }
         guard case .variant(.string(let type)) = reply.body.first else { return nil }
         return type
     }

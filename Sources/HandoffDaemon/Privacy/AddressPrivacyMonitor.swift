@@ -12,6 +12,13 @@ import Logging
 /// automatically may change with power. It then tells the radio which type
 /// to use (a connectable advertisement only with privacy on) and logs the
 /// outcome when it changes, once. `status` shows the latest outcome.
+///
+/// The kernel accepts a change of privacy only while the adapter is powered
+/// off (Set Privacy is Rejected otherwise), so an answer read while it is
+/// powered holds until it is switched off. While there is no adapter, or it is
+/// off, the radio is kept at broadcast, before the kernel is even asked: an
+/// advertisement registered when it comes back on is non-connectable until
+/// the kernel has been asked again.
 public actor AddressPrivacyMonitor {
     /// Reads the kernel's privacy state for an adapter; tests stand in for a kernel with Bluetooth here.
     public typealias KernelReader = @Sendable (_ interfaceName: String) async -> KernelPrivacy
@@ -71,13 +78,17 @@ public actor AddressPrivacyMonitor {
         defer { checking = false }
         repeat {
             checkRequested = false
-            let adapter = manager.isServicePresent ? selector.choose(from: manager.adapters())?.interfaceName : nil
+            let chosen = manager.isServicePresent ? selector.choose(from: manager.adapters()) : nil
+            let powered = chosen?.powered == true
+            if !powered { await radio.setAdvertisementType(.broadcast) }
+            let adapter = chosen?.interfaceName
             let kernel: KernelPrivacy = if let adapter { await readKernel(adapter) } else { .unknown("no adapter") }
             let mainConf = (try? String(contentsOfFile: mainConfPath, encoding: .utf8))
                 .map(BluetoothdPrivacy.init(mainConf:))
             let policy = AddressPrivacyPolicy(configured: configured, mainConf: mainConf, mainConfPath: mainConfPath)
-            apply(policy.decide(adapter: adapter, kernel: kernel))
-            await radio.setAdvertisementType(decision?.type ?? .broadcast)
+            let new = policy.decide(adapter: adapter, kernel: kernel)
+            apply(new)
+            await radio.setAdvertisementType(powered ? new.type : .broadcast)
         } while checkRequested && !Task.isCancelled
     }
 
