@@ -87,6 +87,9 @@ clean:
 # configuration is always /etc/handoffd/handoffd.toml, where handoffd looks.
 PREFIX ?= /usr/local
 DESTDIR ?=
+# "no" leaves /etc/bluetooth/main.conf alone; by default install sets [General]
+# Privacy = device there (LE address privacy, which continuing activities needs).
+BLUETOOTH_CONFIG ?= yes
 # Cross-module optimisation lets swift-crypto's generic entry points be specialised into
 # HandoffCore: about twice the beacon recognitions per second (docs/BENCHMARKS.md).
 INSTALL_BUILD_FLAGS ?= -c release --static-swift-stdlib -Xswiftc -cross-module-optimization
@@ -97,7 +100,7 @@ install: deps
 	$(SWIFT) build $(INSTALL_BUILD_FLAGS) --product handoffd $(SWIFT_FLAGS)
 	$(SWIFT) build $(INSTALL_BUILD_FLAGS) --product handoffctl $(SWIFT_FLAGS)
 	BIN_DIR="$$($(SWIFT) build $(INSTALL_BUILD_FLAGS) --show-bin-path $(SWIFT_FLAGS))" \
-	PREFIX="$(PREFIX)" DESTDIR="$(DESTDIR)" scripts/install.sh
+	PREFIX="$(PREFIX)" DESTDIR="$(DESTDIR)" BLUETOOTH_CONFIG="$(BLUETOOTH_CONFIG)" scripts/install.sh
 
 uninstall:
 	PREFIX="$(PREFIX)" DESTDIR="$(DESTDIR)" scripts/install.sh --uninstall

@@ -4,6 +4,7 @@
 //
 // Modules depend only downward (see README.md, "Layout"):
 //   CDBus -> DBus -> BlueZ -> HandoffDaemon -> handoffd
+//   CBluetooth -> BluetoothManagement (kernel mgmt socket) -> HandoffDaemon
 //   HandoffCore (pure) -> HandoffStore (key files)
 import PackageDescription
 
@@ -36,6 +37,7 @@ let package = Package(
             pkgConfig: "dbus-1",
             providers: [.apt(["libdbus-1-dev"])]
         ),
+        .systemLibrary(name: "CBluetooth", providers: [.apt(["libbluetooth-dev"])]),
 
         // MARK: D-Bus binding
         .target(name: "DBus", dependencies: ["CDBus"]),
@@ -45,6 +47,9 @@ let package = Package(
             name: "BlueZ",
             dependencies: ["DBus", .product(name: "Logging", package: "swift-log")]
         ),
+
+        // MARK: The kernel's Bluetooth management interface (controller settings: LE privacy)
+        .target(name: "BluetoothManagement", dependencies: ["CBluetooth"]),
 
         // MARK: Beacon format, keys, rotation (pure, no I/O)
         .target(
@@ -70,7 +75,7 @@ let package = Package(
         .target(
             name: "HandoffDaemon",
             dependencies: [
-                "BlueZ", "DBus", "HandoffCore", "HandoffStore", "HandoffProtocol",
+                "BlueZ", "BluetoothManagement", "DBus", "HandoffCore", "HandoffStore", "HandoffProtocol",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -139,10 +144,14 @@ let package = Package(
             ],
             resources: [.copy("Vectors")]
         ),
+        .testTarget(name: "BluetoothManagementTests", dependencies: ["BluetoothManagement"]),
         .testTarget(name: "HandoffProtocolTests", dependencies: ["HandoffProtocol"]),
         .testTarget(
             name: "HandoffDaemonTests",
-            dependencies: ["HandoffDaemon", "HandoffProtocol", "HandoffCore", "DBusTestSupport"]
+            dependencies: [
+                "HandoffDaemon", "BluetoothManagement", "HandoffProtocol", "HandoffCore", "DBusTestSupport",
+                .product(name: "Logging", package: "swift-log"),
+            ]
         ),
         .testTarget(name: "HandoffKitTests", dependencies: ["HandoffKit", "HandoffProtocol"]),
         .testTarget(

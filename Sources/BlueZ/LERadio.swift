@@ -89,6 +89,8 @@ public actor LERadio {
 
     // What is wanted.
     private var wantedPayload: [UInt8]?
+    /// The advertisement type in use: the configuration's until `setAdvertisementType` changes it.
+    public private(set) var advertisementType: LEAdvertisementData.AdvertisingType
     // What bluetoothd has, as far as we know.
     var adapter: Adapter1?
     var scanning = false
@@ -99,6 +101,8 @@ public actor LERadio {
     private var tooLong: (payload: [UInt8], refusal: AdvertisementTooLong)?
     /// The payload of the registered advertisement.
     private var registeredPayload: [UInt8]?
+    /// Its type: a registration of another type than `advertisementType` is redone.
+    private var registeredType: LEAdvertisementData.AdvertisingType?
     private var poweringOn: DBusObjectPath?
     // Bookkeeping.
     private var phase: Phase = .waitingForBluetoothd
@@ -130,6 +134,7 @@ public actor LERadio {
         self.configuration = configuration
         self.logger = logger
         self.retryDelay = configuration.retryDelay
+        self.advertisementType = configuration.advertisementType
         self.scanner = AdvertisementScanner(
             manager: manager, adapter: nil, companyID: configuration.companyID,
             coalescing: configuration.reportCoalescing)
@@ -169,6 +174,15 @@ public actor LERadio {
         wantedPayload = payload
         // In a task of its own: the caller's cancellation (a rotation timer
         // replaced by a newer one) must not cut a registration in half.
+        await Task { await self.reconcile() }.value
+    }
+
+    /// Changes the advertisement type (handoffd's address-privacy check decides
+    /// it). An advertisement on the air is registered afresh with the new type;
+    /// returns after the pass that does it, like `advertise`.
+    public func setAdvertisementType(_ type: LEAdvertisementData.AdvertisingType) async {
+        guard type != advertisementType else { return }
+        advertisementType = type
         await Task { await self.reconcile() }.value
     }
 
@@ -375,7 +389,7 @@ public actor LERadio {
         }
         // bluetoothd said this payload does not fit: sending it again cannot help.
         if let tooLong, tooLong.payload == payload { return }
-        if registered && registeredPayload == payload { return }
+        if registered && registeredPayload == payload && registeredType == advertisementType { return }
         // Pause our discovery: a legacy controller cannot take the new random
         // address while it scans. pass() resumes it. (When the adapter scans
         // for another program only, StopDiscovery fails harmlessly.)
@@ -426,6 +440,7 @@ public actor LERadio {
         }
         registered = true
         registeredPayload = payload
+        registeredType = data.type
         // Whatever kept it off the air (a refusal, a failed pass) is over.
         lastError = nil
     }
@@ -439,7 +454,7 @@ public actor LERadio {
 
     private func advertisementData(_ payload: [UInt8]) -> LEAdvertisementData {
         LEAdvertisementData(
-            type: configuration.advertisementType, manufacturerData: [configuration.companyID: payload],
+            type: advertisementType, manufacturerData: [configuration.companyID: payload],
             minInterval: configuration.minInterval, maxInterval: configuration.maxInterval)
     }
 

@@ -158,7 +158,8 @@ extension HandoffDaemon {
             nearbyCount: nearby.all.filter { accounts.mayUse($0.accountName, uid: client.uid) }.count,
             clientCount: clients.count, localActivityCount: activities.count,
             currentActivityType: current.flatMap { $0.uid == client.uid || client.uid == 0 ? $0.type.rawValue : nil },
-            epochSeconds: settings.epochSeconds, beaconsRecognized: recognized, beaconsRejected: rejected)
+            epochSeconds: settings.epochSeconds, beaconsRecognized: recognized, beaconsRejected: rejected,
+            continuation: await privacy?.availability)
     }
 
     /// The login name of `uid`, for naming an imported account; "default" if unknown.

@@ -25,6 +25,8 @@ public actor HandoffDaemon {
 
     let settings: DaemonSettings
     let radio: LERadio
+    /// Whether continuation is possible here (LE privacy); nil when nothing checks it.
+    let privacy: AddressPrivacyMonitor?
     let logger: Logger
     var accounts: AccountBook
     var encoder: BeaconEncoder
@@ -67,9 +69,13 @@ public actor HandoffDaemon {
     /// Our per-epoch identifier for an account when we advertise nothing for it.
     var requesterIDs: [AccountID: (epoch: Epoch, device: DeviceID)] = [:]
 
-    public init(settings: DaemonSettings, radio: LERadio, accounts: AccountBook, logger: Logger) {
+    public init(
+        settings: DaemonSettings, radio: LERadio, accounts: AccountBook, privacy: AddressPrivacyMonitor? = nil,
+        logger: Logger
+    ) {
         self.settings = settings
         self.radio = radio
+        self.privacy = privacy
         self.accounts = accounts
         self.logger = logger
         let configuration = BeaconConfiguration(epochLength: settings.epochSeconds, companyID: settings.companyID)

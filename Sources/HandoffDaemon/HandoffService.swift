@@ -44,15 +44,20 @@ public struct HandoffService: Service {
         }
         var radioLogger = Logger(label: "handoffd.radio")
         radioLogger.logLevel = logger.logLevel
-        var radioConfiguration = Self.radioConfiguration(configuration)
-        radioConfiguration.advertisementType = Self.advertisementType(configuration, logger: logger)
+        // Broadcast until the privacy check has asked the kernel: a connectable
+        // advertisement must never go out from the public address.
         let radio = LERadio(
-            connection: bus, manager: manager, configuration: radioConfiguration, logger: radioLogger)
+            connection: bus, manager: manager, configuration: Self.radioConfiguration(configuration),
+            logger: radioLogger)
+        let privacy = AddressPrivacyMonitor(
+            manager: manager, radio: radio, selector: configuration.adapter,
+            configured: configuration.advertisementType, mainConfPath: configuration.bluetoothdMainConf,
+            logger: logger)
         let (book, problems) = AccountBook.load(directory: configuration.accountsDirectory)
         for problem in problems { logger.error("account not loaded: \(problem)") }
         logger.info("\(book.keys.count) account(s) loaded from \(configuration.accountsDirectory)")
         let daemon = HandoffDaemon(
-            settings: Self.settings(configuration), radio: radio, accounts: book, logger: logger)
+            settings: Self.settings(configuration), radio: radio, accounts: book, privacy: privacy, logger: logger)
         var socketOptions = SocketServer.Options(path: configuration.socketPath)
         socketOptions.mode = mode_t(configuration.socketMode)
         socketOptions.group = configuration.socketGroup
@@ -61,6 +66,7 @@ public struct HandoffService: Service {
 
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { await radio.run() }
+            group.addTask { await privacy.run() }
             group.addTask { await daemon.run() }
             let socketPath = configuration.socketPath
             group.addTask {
@@ -136,34 +142,8 @@ public struct HandoffService: Service {
         radio.companyID = configuration.companyID
         radio.minInterval = configuration.advertisingIntervalMilliseconds.lowerBound
         radio.maxInterval = configuration.advertisingIntervalMilliseconds.upperBound
-        radio.advertisementType = configuration.advertisementType ?? .broadcast
+        radio.advertisementType = .broadcast  // until AddressPrivacyMonitor decides
         return radio
-    }
-
-    /// The advertisement type to use: the configured one, or for "auto"
-    /// connectable only when bluetoothd's LE privacy is on (see
-    /// `BluetoothdPrivacy`). Says which and why.
-    static func advertisementType(_ configuration: DaemonConfiguration, logger: Logger)
-        -> LEAdvertisementData.AdvertisingType
-    {
-        let path = configuration.bluetoothdMainConf
-        let privacy = (try? String(contentsOfFile: path, encoding: .utf8)).map(BluetoothdPrivacy.init(mainConf:))
-        let setting = privacy?.value.map { "Privacy = \($0)" } ?? (privacy == nil ? "unreadable" : "no Privacy set")
-        if let type = configuration.advertisementType {
-            if type == .peripheral && privacy?.isPrivate != true {
-                logger.warning(
-                    "advertising connectably (advertisement_type = \"peripheral\") without LE privacy in \(path) (\(setting)): the beacon goes out from this adapter's fixed address, which links all its beacons; set Privacy = device there")
-            }
-            return type
-        }
-        let type = privacy?.automaticType ?? .broadcast
-        if type == .peripheral {
-            logger.info("advertising connectably: LE privacy is on (\(path): \(setting))")
-        } else {
-            logger.notice(
-                "activities published here cannot be continued on other devices: LE privacy is off (\(path): \(setting)), and a connectable advertisement would show this adapter's fixed address; set Privacy = device in [General] there and restart bluetooth, or advertisement_type = \"peripheral\" to accept that")
-        }
-        return type
     }
 
     static func settings(_ configuration: DaemonConfiguration) -> DaemonSettings {

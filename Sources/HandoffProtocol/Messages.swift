@@ -181,11 +181,15 @@ public struct StatusResult: Sendable, Codable, Hashable {
     public var epochSeconds: UInt32
     public var beaconsRecognized: UInt64
     public var beaconsRejected: UInt64
+    /// Whether activities published here can be continued elsewhere (LE privacy);
+    /// absent from daemons that predate it.
+    public var continuation: ContinuationAvailability?
 
     public init(
         daemon: String, adapter: String?, adapterAddress: String?, radio: String, scanning: Bool, advertising: Bool,
         lastError: String?, accounts: [String], nearbyCount: Int, clientCount: Int, localActivityCount: Int,
-        currentActivityType: String?, epochSeconds: UInt32, beaconsRecognized: UInt64, beaconsRejected: UInt64
+        currentActivityType: String?, epochSeconds: UInt32, beaconsRecognized: UInt64, beaconsRejected: UInt64,
+        continuation: ContinuationAvailability? = nil
     ) {
         self.daemon = daemon
         self.adapter = adapter
@@ -202,6 +206,7 @@ public struct StatusResult: Sendable, Codable, Hashable {
         self.epochSeconds = epochSeconds
         self.beaconsRecognized = beaconsRecognized
         self.beaconsRejected = beaconsRejected
+        self.continuation = continuation
     }
 }
 

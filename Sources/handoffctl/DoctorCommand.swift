@@ -18,6 +18,9 @@ struct DoctorCommand: AsyncParsableCommand {
               adapter      the daemon uses a Bluetooth adapter
               scanning     the radio listens for your other devices' beacons
               advertising  whether it advertises this laptop's activity (information only)
+              continuation your other devices can continue activities published here: LE
+                           address privacy is on in the kernel for the adapter, so the
+                           connectable advertisement never shows its public address
               radio        no radio error is pending
               accounts     you have at least one account
 
@@ -125,6 +128,21 @@ struct DoctorCommand: AsyncParsableCommand {
         return checks
     }
 
+    /// Whether activities published here can be continued; nil from a daemon that does not say.
+    static func continuationCheck(_ availability: ContinuationAvailability?) -> Check? {
+        guard let availability else { return nil }
+        let reason = Terminal.singleLine(availability.reason, limit: 300)
+        if availability.isAvailable {
+            return .pass("continuation", "activities published here can be continued (\(reason))")
+        }
+        if availability.state == ContinuationAvailability.unavailable {
+            return .fail(
+                "continuation", "activities published here cannot be continued: \(reason)",
+                fix: availability.fix ?? readLog)
+        }
+        return .fail("continuation", "cannot tell whether activities here can be continued: \(reason)", fix: readLog)
+    }
+
     /// The checks that read the daemon's status.
     static func evaluate(_ status: StatusResult) -> [Check] {
         var checks: [Check] = []
@@ -146,6 +164,7 @@ struct DoctorCommand: AsyncParsableCommand {
             .pass(
                 "advertising",
                 status.advertising ? "advertising the current activity" : "not advertising (no current activity)"))
+        if let check = continuationCheck(status.continuation) { checks.append(check) }
         if let error = status.lastError {
             checks.append(.fail("radio", "last radio error: \(Terminal.singleLine(error, limit: 200))", fix: readLog))
         } else {

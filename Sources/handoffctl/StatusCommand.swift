@@ -10,7 +10,8 @@ struct StatusCommand: AsyncParsableCommand {
         abstract: "Show what the daemon and the Bluetooth radio are doing.",
         discussion: """
             Prints the daemon's state as you may see it: the adapter in use, what the radio is \
-            doing, whether it scans and advertises, your accounts, how many nearby activities, \
+            doing, whether it scans and advertises, whether activities published here can be \
+            continued on other devices (LE address privacy) and how to fix it, your accounts, how many nearby activities, \
             clients and published activities there are, the beacon counters and the last radio \
             error.
 
@@ -35,6 +36,16 @@ struct StatusCommand: AsyncParsableCommand {
         Terminal.printLine(Self.render(try await connection.status()))
     }
 
+    /// `available (LE privacy on, hci0)`, or `unavailable: why; fix: how`.
+    static func continuation(_ availability: ContinuationAvailability?) -> String {
+        guard let availability else { return "not reported (handoffd predates the check)" }
+        let reason = Terminal.singleLine(availability.reason, limit: 300)
+        if availability.isAvailable { return "available (\(reason))" }
+        let state = availability.state == ContinuationAvailability.unavailable ? "unavailable" : "unknown"
+        let fix = availability.fix.map { "; fix: " + Terminal.singleLine($0, limit: 300) } ?? ""
+        return "\(state): \(reason)\(fix)"
+    }
+
     /// Aligned `key: value` lines.
     static func render(_ status: StatusResult) -> String {
         var adapter = status.adapter ?? "none"
@@ -47,6 +58,7 @@ struct StatusCommand: AsyncParsableCommand {
             ("radio", status.radio),
             ("scanning", status.scanning ? "yes" : "no"),
             ("advertising", status.advertising ? "yes" : "no"),
+            ("continuation", continuation(status.continuation)),
             ("accounts", status.accounts.isEmpty ? "none" : status.accounts.joined(separator: ", ")),
             ("nearby", "\(status.nearbyCount)"),
             ("clients", "\(status.clientCount)"),

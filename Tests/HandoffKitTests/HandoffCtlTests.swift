@@ -65,9 +65,10 @@ struct HandoffCtlTests {
         defer { daemon.stop() }
         let outcome = try await HandoffCtl.run(["status", "--socket", daemon.socketPath])
         #expect(outcome.status == 0)
-        #expect(outcome.stdout.contains("adapter:     hci0 (00:1A:7D:DA:71:13)\n"))
-        #expect(outcome.stdout.contains("last error:  none\n"))
-        #expect(outcome.stdout.contains("beacons:     12 recognized, 3 rejected\n"))
+        #expect(outcome.stdout.contains("adapter:      hci0 (00:1A:7D:DA:71:13)\n"))
+        #expect(outcome.stdout.contains("continuation: available (LE privacy on, hci0)\n"))
+        #expect(outcome.stdout.contains("last error:   none\n"))
+        #expect(outcome.stdout.contains("beacons:      12 recognized, 3 rejected\n"))
     }
 
     @Test func aMissingDaemonIsReportedOnStandardError() async throws {
@@ -196,20 +197,26 @@ struct HandoffCtlTests {
         let outcome = try await HandoffCtl.run(["doctor", "--socket", daemon.socketPath])
         #expect(outcome.status == 0)
         let lines = outcome.stdout.split(separator: "\n")
-        #expect(lines.count == 7)
+        #expect(lines.count == 8)
         #expect(lines.allSatisfy { $0.hasPrefix("✓ ") })
+        #expect(lines.contains("✓ activities published here can be continued (LE privacy on, hci0)"))
     }
 
     @Test func doctorExplainsWhatIsMissing() async throws {
         var state = ScriptedDaemon.State()
         state.status.adapter = nil
         state.status.accounts = []
+        state.status.continuation = ContinuationAvailability(
+            state: "unavailable", addressPrivacy: "off", adapter: "hci0", reason: "LE privacy is off on hci0",
+            fix: "power the adapter off (bluetoothctl power off), then sudo systemctl restart bluetooth")
         let daemon = try ScriptedDaemon(state)
         defer { daemon.stop() }
         let outcome = try await HandoffCtl.run(["doctor", "--socket", daemon.socketPath])
         #expect(outcome.status == 1)
         #expect(outcome.stdout.contains("✗ no Bluetooth adapter found — fix: "))
         #expect(outcome.stdout.contains("✗ no account — fix: create one with: handoffctl pair\n"))
+        #expect(outcome.stdout.contains(
+            "✗ activities published here cannot be continued: LE privacy is off on hci0 — fix: power the adapter off (bluetoothctl power off), then sudo systemctl restart bluetooth\n"))
 
         let down = try await HandoffCtl.run(["doctor", "--json", "--socket", "/nonexistent/handoffd.sock"])
         #expect(down.status == 1)

@@ -61,7 +61,9 @@ final class ScriptedDaemon: Sendable {
     static let healthyStatus = StatusResult(
         daemon: "handoffd 0.1.0", adapter: "hci0", adapterAddress: "00:1A:7D:DA:71:13", radio: "scanning", scanning: true,
         advertising: false, lastError: nil, accounts: ["alice"], nearbyCount: 1, clientCount: 2, localActivityCount: 0,
-        currentActivityType: nil, epochSeconds: 600, beaconsRecognized: 12, beaconsRejected: 3)
+        currentActivityType: nil, epochSeconds: 600, beaconsRecognized: 12, beaconsRejected: 3,
+        continuation: ContinuationAvailability(
+            state: "available", addressPrivacy: "on", adapter: "hci0", reason: "LE privacy on, hci0"))
 
     static let sampleCode = "1000-G40R-40M3-0E20-9194-ADHF-8T1V-2B3C-4D5E-6F7G-8H9J-0K1M-2N3P-4Q5R"
 

@@ -28,10 +28,18 @@ final class DaemonProcess: @unchecked Sendable {
         // The simulator gives every advertisement a random address: connectable is private there.
         let advertisementType =
             extraBluetoothSettings.contains("advertisement_type") ? "" : #"advertisement_type = "peripheral""#
+        // This host's kernel cannot be asked about LE privacy (it has no Bluetooth), so handoffd
+        // relies on bluetoothd's main.conf: give it one that turns privacy on.
+        var mainConf = ""
+        if !extraBluetoothSettings.contains("bluetoothd_main_conf") {
+            try "[General]\nPrivacy = device\n".write(toFile: "\(directory)/main.conf", atomically: true, encoding: .utf8)
+            mainConf = #"bluetoothd_main_conf = "\#(directory)/main.conf""#
+        }
         let config = """
             [bluetooth]
             adapter = "\(adapter)"
             \(advertisementType)
+            \(mainConf)
             \(extraBluetoothSettings)
 
             [socket]

@@ -15,10 +15,11 @@ import BlueZ
 /// which also says what is not solved: on a legacy-advertising controller the
 /// RPA lives 15 minutes whatever our epochs do.
 ///
-/// So `advertisement_type = "auto"` (the default) advertises connectably,
-/// which continuing an activity from this device needs, only when privacy is
-/// on; otherwise it keeps the beacon unlinkable and says why it cannot be
-/// continued from here.
+/// bluetoothd applies it once, when it starts, and the kernel refuses it while
+/// the adapter is powered: so this is only what bluetoothd asked for. Whether
+/// privacy is really on is the kernel's word (`KernelPrivacy`), which decides;
+/// `AddressPrivacyPolicy` uses this to explain the kernel's state, and in its
+/// place only when the kernel cannot be asked.
 public struct BluetoothdPrivacy: Sendable, Equatable {
     /// The `Privacy` value as written, or nil when the file does not set it.
     public var value: String?

@@ -25,10 +25,11 @@ public struct DaemonConfiguration: Sendable, Equatable {
     /// `[bluetooth] advertisement_type`: "peripheral" (connectable: other devices
     /// connect to fetch a continuation, docs/continuation.md), "broadcast"
     /// (non-connectable: activities are seen but cannot be continued from here),
-    /// or "auto" (nil here): peripheral only when bluetoothd advertises
-    /// connectably from a private address (`BluetoothdPrivacy`).
+    /// or "auto" (nil here). Either way connectable only while the kernel says
+    /// LE privacy is on for the adapter (`AddressPrivacyPolicy`).
     public var advertisementType: LEAdvertisementData.AdvertisingType?
-    /// `[bluetooth] bluetoothd_main_conf`: where "auto" reads bluetoothd's `Privacy`.
+    /// `[bluetooth] bluetoothd_main_conf`: bluetoothd's `main.conf`, whose `Privacy`
+    /// explains the kernel's state, and stands in for it when the kernel cannot be asked.
     public var bluetoothdMainConf: String
 
     // MARK: [beacon]

@@ -1,0 +1,110 @@
+import BlueZ
+import Foundation
+import HandoffProtocol
+import Logging
+
+/// Keeps handoffd's advertisement type in line with LE privacy in the kernel
+/// for the adapter in use (see `AddressPrivacyPolicy`).
+///
+/// It asks the kernel (`KernelPrivacy`) when it starts, whenever bluetoothd
+/// comes back, an adapter appears or goes, and an adapter's `Powered`
+/// changes: bluetoothd sets privacy when it starts, and the adapter chosen
+/// automatically may change with power. It then tells the radio which type
+/// to use (a connectable advertisement only with privacy on) and logs the
+/// outcome when it changes, once. `status` shows the latest outcome.
+///
+/// The kernel accepts a change of privacy only while the adapter is powered
+/// off (Set Privacy is Rejected otherwise), so an answer read while it is
+/// powered holds until it is switched off. While there is no adapter, or it is
+/// off, the radio is kept at broadcast, before the kernel is even asked: an
+/// advertisement registered when it comes back on is non-connectable until
+/// the kernel has been asked again.
+public actor AddressPrivacyMonitor {
+    /// Reads the kernel's privacy state for an adapter; tests stand in for a kernel with Bluetooth here.
+    public typealias KernelReader = @Sendable (_ interfaceName: String) async -> KernelPrivacy
+
+    let manager: BlueZObjectManager
+    let radio: LERadio
+    let selector: AdapterSelector
+    let configured: LEAdvertisementData.AdvertisingType?
+    let mainConfPath: String
+    let readKernel: KernelReader
+    let logger: Logger
+
+    /// The latest decision.
+    public private(set) var decision: AddressPrivacyPolicy.Decision?
+    private var checking = false
+    private var checkRequested = false
+
+    public init(
+        manager: BlueZObjectManager, radio: LERadio, selector: AdapterSelector,
+        configured: LEAdvertisementData.AdvertisingType?, mainConfPath: String,
+        readKernel: @escaping KernelReader = { await KernelPrivacy.read(interfaceName: $0) }, logger: Logger
+    ) {
+        self.manager = manager
+        self.radio = radio
+        self.selector = selector
+        self.configured = configured
+        self.mainConfPath = mainConfPath
+        self.readKernel = readKernel
+        self.logger = logger
+    }
+
+    /// What `status` shows.
+    public var availability: ContinuationAvailability? { decision?.availability }
+
+    /// Checks now and after every relevant change in bluetoothd, until cancelled.
+    public func run() async {
+        let (events, continuation) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
+        let token = manager.observe { event in
+            if Self.mayChangePrivacy(event) { continuation.yield() }
+        }
+        defer { token.cancel() }
+        await check()
+        for await _ in events {
+            if Task.isCancelled { break }
+            await check()
+        }
+    }
+
+    /// Decides again from the kernel's and main.conf's current word. Checks
+    /// asked for while one runs are folded into one more.
+    public func check() async {
+        if checking {
+            checkRequested = true
+            return
+        }
+        checking = true
+        defer { checking = false }
+        repeat {
+            checkRequested = false
+            let chosen = manager.isServicePresent ? selector.choose(from: manager.adapters()) : nil
+            let powered = chosen?.powered == true
+            if !powered { await radio.setAdvertisementType(.broadcast) }
+            let adapter = chosen?.interfaceName
+            let kernel: KernelPrivacy = if let adapter { await readKernel(adapter) } else { .unknown("no adapter") }
+            let mainConf = (try? String(contentsOfFile: mainConfPath, encoding: .utf8))
+                .map(BluetoothdPrivacy.init(mainConf:))
+            let policy = AddressPrivacyPolicy(configured: configured, mainConf: mainConf, mainConfPath: mainConfPath)
+            let new = policy.decide(adapter: adapter, kernel: kernel)
+            apply(new)
+            await radio.setAdvertisementType(powered ? new.type : .broadcast)
+        } while checkRequested && !Task.isCancelled
+    }
+
+    private func apply(_ new: AddressPrivacyPolicy.Decision) {
+        defer { decision = new }
+        guard new.availability != decision?.availability else { return }
+        logger.log(level: new.level, "\(new.message)")
+    }
+
+    private static func mayChangePrivacy(_ event: BlueZObjectManager.Event) -> Bool {
+        switch event {
+        case .serviceAppeared, .serviceVanished: true
+        case .interfacesAdded(_, let interfaces): interfaces[Adapter1.interface] != nil
+        case .interfacesRemoved(_, let names): names.contains(Adapter1.interface)
+        case .propertiesChanged(_, let interface, let changed, _, _):
+            interface == Adapter1.interface && changed["Powered"] != nil
+        }
+    }
+}

@@ -1,0 +1,112 @@
+import BlueZ
+import DBus
+import DBusTestSupport
+import Foundation
+import HandoffProtocol
+import Logging
+import Synchronization
+import Testing
+
+@testable import HandoffDaemon
+
+/// `AddressPrivacyMonitor` with a real radio on the simulated BlueZ. The kernel's
+/// answer is played by the test (this host's kernel has no Bluetooth): what is
+/// checked is when the monitor asks, what type the advertisement object that
+/// bluetoothd reads then has, and what is logged.
+@Suite(.serialized) struct AddressPrivacyMonitorTests {
+    /// Log lines at notice level and above.
+    final class LogRecord: Sendable {
+        let lines = Mutex<[String]>([])
+        func count(containing text: String) -> Int { lines.withLock { $0.filter { $0.contains(text) }.count } }
+    }
+
+    struct RecordingHandler: LogHandler {
+        let record: LogRecord
+        var metadata: Logger.Metadata = [:]
+        var logLevel: Logger.Level = .trace
+        subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+            get { metadata[key] }
+            set { metadata[key] = newValue }
+        }
+        func log(event: LogEvent) {
+            guard event.level >= .notice else { return }
+            record.lines.withLock { $0.append("\(event.level) \(event.message)") }
+        }
+    }
+
+    /// The `Type` of the advertisement object the radio exports, as bluetoothd reads it.
+    /// Nil while the radio has not exported it (yet).
+    static func exportedType(_ radio: LERadio, from observer: DBusConnection) async throws -> String? {
+        guard let reply = try? await observer.call(
+            destination: radio.connection.uniqueName, path: radio.configuration.advertisementPath,
+            interface: "org.freedesktop.DBus.Properties", member: "Get",
+            [.string("org.bluez.LEAdvertisement1"), .string("Type")])
+        else { return nil }
+        guard case .variant(.string(let type)) = reply.body.first else { return nil }
+        return type
+    }
+
+    @Test func followsTheKernelAcrossPowerCyclesAndBluetoothdRestarts() async throws {
+        let bus = try PrivateBus()
+        let sim = try await SimulatedBlueZ(bus: bus)
+        let connection = try await DBusConnection.connect(to: .address(bus.address))
+        let observer = try await DBusConnection.connect(to: .address(bus.address))
+        let manager = try await BlueZObjectManager.start(on: connection)
+        var configuration = LERadio.Configuration()
+        configuration.adapter = .name("hci0")
+        let radio = LERadio(connection: connection, manager: manager, configuration: configuration)
+        let radioTask = Task { await radio.run() }
+        await radio.advertise(Array(0..<24))
+
+        let kernel = Mutex<KernelPrivacy>(.known(.on))
+        let asked = Mutex<[String]>([])
+        let record = LogRecord()
+        let monitor = AddressPrivacyMonitor(
+            manager: manager, radio: radio, selector: .name("hci0"), configured: .peripheral,
+            mainConfPath: "/nonexistent/main.conf",
+            readKernel: { name in
+                asked.withLock { $0.append(name) }
+                return kernel.withLock { $0 }
+            },
+            logger: Logger(label: "test") { _ in RecordingHandler(record: record) })
+        let monitorTask = Task { await monitor.run() }
+
+        // Privacy on: connectable.
+        try await eventually { try await Self.exportedType(radio, from: observer) == "peripheral" }
+        #expect(await monitor.availability?.state == "available")
+        #expect(asked.withLock { $0.allSatisfy { $0 == "hci0" } && !$0.isEmpty })
+
+        // The kernel now says off (another bluetoothd set it): at the next power change the
+        // monitor asks again and peripheral is refused; the advertisement is broadcast.
+        kernel.withLock { $0 = .known(.off) }
+        let before = asked.withLock { $0.count }
+        try await Adapter1.setPowered(false, adapter: "/org/bluez/hci0", on: connection)
+        try await eventually { asked.withLock { $0.count } > before }
+        try await eventually { try await Self.exportedType(radio, from: observer) == "broadcast" }
+        let refused = try #require(await monitor.availability)
+        #expect(refused.state == "unavailable" && refused.addressPrivacy == "off")
+        #expect(refused.reason.hasPrefix("advertisement_type = \"peripheral\" refused"))
+        // The radio powers it on again: asked again, same state, not logged again.
+        try await eventually { manager.adapters().first { $0.interfaceName == "hci0" }?.powered == true }
+        try await eventually { asked.withLock { $0.count } > before + 1 }
+        #expect(record.count(containing: "refused") == 1, "\(record.lines.withLock { $0 })")
+        #expect(record.lines.withLock { $0.last?.hasPrefix("error ") == true })
+
+        // bluetoothd restarts with privacy on: asked again, connectable again, logged once.
+        kernel.withLock { $0 = .known(.on) }
+        try await sim.restart(downtime: .milliseconds(200), graceful: true)
+        try await eventually(within: .seconds(15)) { try await Self.exportedType(radio, from: observer) == "peripheral" }
+        try await eventually { await monitor.availability?.state == "available" }
+        #expect(record.count(containing: "refused") == 1)
+
+        monitorTask.cancel()
+        radioTask.cancel()
+        _ = await radioTask.value
+        _ = await monitorTask.value
+        manager.stop()
+        await connection.close()
+        await observer.close()
+        await sim.stop()
+        bus.stop()
+    }
+}
