@@ -58,7 +58,7 @@ dbus-daemon --config-file="$work/bus.conf" --nofork --nopidfile --nosyslog >"$wo
 pids+=($!)
 wait_for 10 "the private bus" test -S "$work/bus"
 BUS="unix:path=$work/bus"
-"$BIN/handoff-sim-bluez" --bus "$BUS" --adapters 2 >"$work/sim.log" 2>&1 &
+"$BIN/handoff-sim-bluez" --bus "$BUS" --adapters 2 --extended-advertising >"$work/sim.log" 2>&1 &
 pids+=($!)
 wait_for 20 "the simulated BlueZ" grep -q "org.bluez" "$work/sim.log"
 head -n 1 "$work/sim.log"

@@ -91,6 +91,8 @@ public actor LERadio {
     private var wantedPayload: [UInt8]?
     /// The advertisement type in use: the configuration's until `setAdvertisementType` changes it.
     public private(set) var advertisementType: LEAdvertisementData.AdvertisingType
+    /// True while `withholdAdvertising` keeps the advertisement off the air.
+    public private(set) var advertisingWithheld = false
     // What bluetoothd has, as far as we know.
     var adapter: Adapter1?
     var scanning = false
@@ -180,6 +182,14 @@ public actor LERadio {
     /// Changes the advertisement type (handoffd's address-privacy check decides
     /// it). An advertisement on the air is registered afresh with the new type;
     /// returns after the pass that does it, like `advertise`.
+    /// Keeps our advertisement off the air (true), whatever payload is wanted,
+    /// until called with false; scanning goes on.
+    public func withholdAdvertising(_ withheld: Bool) async {
+        guard withheld != advertisingWithheld else { return }
+        advertisingWithheld = withheld
+        await Task { await self.reconcile() }.value
+    }
+
     public func setAdvertisementType(_ type: LEAdvertisementData.AdvertisingType) async {
         guard type != advertisementType else { return }
         advertisementType = type
@@ -376,7 +386,7 @@ public actor LERadio {
     private func reconcileAdvertisement(on adapter: Adapter1) async throws {
         // A refusal holds for the payload it was about only.
         if let tooLong, tooLong.payload != wantedPayload { self.tooLong = nil }
-        guard let payload = wantedPayload else {
+        guard let payload = wantedPayload, !advertisingWithheld else {
             if registered, let advertisement {
                 try? await LEAdvertisingManager1.unregisterAdvertisement(
                     advertisement.path, adapter: adapter.path, on: connection)

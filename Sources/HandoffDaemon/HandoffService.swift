@@ -51,7 +51,8 @@ public struct HandoffService: Service {
             logger: radioLogger)
         let privacy = AddressPrivacyMonitor(
             manager: manager, radio: radio, selector: configuration.adapter,
-            configured: configuration.advertisementType, mainConfPath: configuration.bluetoothdMainConf,
+            configured: configuration.advertisementType, mode: configuration.addressPrivacy,
+            mainConfPath: configuration.bluetoothdMainConf,
             logger: logger)
         let (book, problems) = AccountBook.load(directory: configuration.accountsDirectory)
         for problem in problems { logger.error("account not loaded: \(problem)") }

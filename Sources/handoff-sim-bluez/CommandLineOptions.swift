@@ -25,6 +25,10 @@ struct CommandLineOptions {
           --rssi-jitter DB          RSSI varies by up to this much (default 3)
           --latency-ms MIN[-MAX]    air latency per report (default 2-8)
           --no-rotate-on-update     keep the advertiser's address when its ManufacturerData changes
+          --extended-advertising    controllers with LE extended advertising (most since
+                                    Bluetooth 5): SupportedSecondaryChannels is offered and
+                                    advertising works while scanning (default: legacy-only
+                                    controllers, as btvirt -L and Bluetooth 4.x chips)
           --length-error NAME       error for advertising data over 31 bytes
                                     (default org.bluez.Error.InvalidLength, as documented;
                                     org.bluez.Error.Failed is what bluetoothd 5.66 sends)
@@ -96,6 +100,7 @@ struct CommandLineOptions {
                 else { throw Problem(description: "--latency-ms: '\(text)' is not MIN or MIN-MAX milliseconds") }
                 options.configuration.latency = .milliseconds(low) ... .milliseconds(high)
             case "--no-rotate-on-update": options.configuration.rotateOnUpdate = false
+            case "--extended-advertising": options.configuration.legacyAdvertising = false
             case "--length-error": options.configuration.lengthErrorName = try value()
             case "--drop-rate": options.configuration.dropRate = try number(Double.self)
             case "--name": options.configuration.systemName = try value()

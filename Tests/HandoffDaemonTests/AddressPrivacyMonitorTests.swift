@@ -48,7 +48,7 @@ import Testing
 
     @Test func followsTheKernelAcrossPowerCyclesAndBluetoothdRestarts() async throws {
         let bus = try PrivateBus()
-        let sim = try await SimulatedBlueZ(bus: bus)
+        let sim = try await SimulatedBlueZ(bus: bus, arguments: ["--extended-advertising"])
         let connection = try await DBusConnection.connect(to: .address(bus.address))
         let observer = try await DBusConnection.connect(to: .address(bus.address))
         let manager = try await BlueZObjectManager.start(on: connection)
@@ -98,6 +98,69 @@ import Testing
         try await eventually(within: .seconds(15)) { try await Self.exportedType(radio, from: observer) == "peripheral" }
         try await eventually { await monitor.availability?.state == "available" }
         #expect(record.count(containing: "refused") == 1)
+
+        monitorTask.cancel()
+        radioTask.cancel()
+        _ = await radioTask.value
+        _ = await monitorTask.value
+        manager.stop()
+        await connection.close()
+        await observer.close()
+        await sim.stop()
+        bus.stop()
+    }
+
+    /// hci0's `ActiveInstances`, as bluetoothd reports it.
+    static func activeInstances(from observer: DBusConnection) async throws -> UInt8? {
+        let reply = try await observer.call(
+            destination: "org.bluez", path: "/org/bluez/hci0", interface: "org.freedesktop.DBus.Properties",
+            member: "Get", [.string(LEAdvertisingManager1.interface), .string("ActiveInstances")])
+        guard case .variant(.byte(let count)) = reply.body.first else { return nil }
+        return count
+    }
+
+    /// Privacy on and a controller with legacy advertising only (the simulator's
+    /// default, as btvirt -L): one private address would span epochs. "strict"
+    /// keeps the beacon off the air and says why; "warn" advertises and says so.
+    @Test(arguments: [AddressPrivacyMode.strict, .warn])
+    func legacyControllerWithPrivacy(mode: AddressPrivacyMode) async throws {
+        let bus = try PrivateBus()
+        let sim = try await SimulatedBlueZ(bus: bus)
+        let connection = try await DBusConnection.connect(to: .address(bus.address))
+        let observer = try await DBusConnection.connect(to: .address(bus.address))
+        let manager = try await BlueZObjectManager.start(on: connection)
+        var configuration = LERadio.Configuration()
+        configuration.adapter = .name("hci0")
+        let radio = LERadio(connection: connection, manager: manager, configuration: configuration)
+        let radioTask = Task { await radio.run() }
+        await radio.advertise(Array(0..<24))
+        let record = LogRecord()
+        let monitor = AddressPrivacyMonitor(
+            manager: manager, radio: radio, selector: .name("hci0"), configured: nil, mode: mode,
+            mainConfPath: "/nonexistent/main.conf", readKernel: { _ in .known(.on) },
+            logger: Logger(label: "test") { _ in RecordingHandler(record: record) })
+        let monitorTask = Task { await monitor.run() }
+
+        try await eventually { await monitor.availability != nil }
+        let availability = try #require(await monitor.availability)
+        switch mode {
+        case .strict:
+            #expect(availability.state == "unavailable")
+            #expect(availability.reason.hasPrefix("not advertising: LE privacy is on, but hci0 has legacy advertising only"))
+            #expect(availability.fix?.contains("address_privacy = \"warn\"") == true)
+            #expect(record.count(containing: "not advertising") == 1)
+            // It stays off: nothing registered while the radio keeps scanning.
+            try await eventually { await radio.advertisingWithheld }
+            try await Task.sleep(for: .milliseconds(500))
+            #expect(try await Self.activeInstances(from: observer) == 0)
+            #expect(try await Self.exportedType(radio, from: observer) == nil)
+        case .warn:
+            #expect(availability.state == "available")
+            #expect(availability.reason.contains("would link this device's beacons of consecutive epochs"))
+            try await eventually { try await Self.exportedType(radio, from: observer) == "peripheral" }
+            try await eventually { try await Self.activeInstances(from: observer) == 1 }
+            #expect(record.lines.withLock { $0.contains { $0.hasPrefix("warning ") } })
+        }
 
         monitorTask.cancel()
         radioTask.cancel()

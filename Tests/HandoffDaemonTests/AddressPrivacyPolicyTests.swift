@@ -22,6 +22,34 @@ import Testing
         #expect(decision.message == "activities published here can be continued on other devices: LE privacy on, hci0")
     }
 
+    /// Privacy on and legacy advertising: one private address for 15 minutes, across epochs.
+    @Test func legacyControllerWithPrivacyStaysOffTheAirWhenStrict() {
+        var policy = Self.policy(nil, "device")
+        let strict = policy.decide(adapter: "hci0", kernel: .known(.on), extendedAdvertising: false)
+        #expect(!strict.advertise && strict.level == .error && !strict.availability.isAvailable)
+        #expect(strict.availability.reason.contains("hci0 has legacy advertising only"))
+        // main.conf standing in for the kernel: the same.
+        #expect(!policy.decide(adapter: "hci0", kernel: .unknown("no Bluetooth"), extendedAdvertising: false).advertise)
+        // A configured broadcast shares the private address too.
+        #expect(!Self.policy(.broadcast, "device").decide(adapter: "hci0", kernel: .known(.on), extendedAdvertising: false).advertise)
+
+        policy.mode = .warn
+        let warned = policy.decide(adapter: "hci0", kernel: .known(.on), extendedAdvertising: false)
+        #expect(warned.advertise && warned.type == .peripheral && warned.level == .warning)
+        #expect(warned.availability.isAvailable && warned.availability.reason.contains("address_privacy = \"warn\""))
+    }
+
+    @Test func legacyRuleNeedsPrivacyOnAndALegacyController() {
+        let policy = Self.policy(nil, "device")
+        // Extended advertising, or not known yet: as before.
+        #expect(policy.decide(adapter: "hci0", kernel: .known(.on), extendedAdvertising: true)
+            == policy.decide(adapter: "hci0", kernel: .known(.on)))
+        #expect(policy.decide(adapter: "hci0", kernel: .known(.on), extendedAdvertising: nil).advertise)
+        // Privacy off: broadcast from fresh non-resolvable addresses is unlinkable: on the air.
+        let off = Self.policy(nil, nil).decide(adapter: "hci0", kernel: .known(.off), extendedAdvertising: false)
+        #expect(off.advertise && off.type == .broadcast)
+    }
+
     @Test func kernelOnWithoutMainConfSaysItWillNotLast() {
         let decision = Self.policy(.peripheral, "off").decide(adapter: "hci1", kernel: .known(.on))
         #expect(decision.type == .peripheral && decision.availability.isAvailable)

@@ -22,7 +22,7 @@ import Testing
     @Test(arguments: FakeOrigin.Behaviour.allCases)
     func aMisbehavingOriginFailsTheContinuation(behaviour: FakeOrigin.Behaviour) async throws {
         let bus = try PrivateBus()
-        let sim = try await SimulatedBlueZ(bus: bus, arguments: ["--rescan-interval", "1"])
+        let sim = try await SimulatedBlueZ(bus: bus, arguments: ["--rescan-interval", "1", "--extended-advertising"])
         let b = try await DaemonProcess(bus: bus, name: "b", adapter: "hci1")
         let owner = try await b.client()
         _ = try await owner.call(.accountCreate, AccountNameParams(name: "me"), as: AccountInfo.self)

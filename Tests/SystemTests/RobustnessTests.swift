@@ -10,7 +10,7 @@ import Testing
 @Suite(.serialized) struct RobustnessTests {
     static func single(_ extra: String = "") async throws -> (PrivateBus, SimulatedBlueZ, DaemonProcess) {
         let bus = try PrivateBus()
-        let sim = try await SimulatedBlueZ(bus: bus)
+        let sim = try await SimulatedBlueZ(bus: bus, arguments: ["--extended-advertising"])
         let daemon = try await DaemonProcess(bus: bus, name: "a", adapter: "hci0", extraSocketSettings: extra)
         return (bus, sim, daemon)
     }

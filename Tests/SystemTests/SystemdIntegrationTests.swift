@@ -9,7 +9,7 @@ import Testing
     /// check (daemon actor + a D-Bus round trip) must pass, so pings keep coming.
     @Test func readyArrivesOnlyOnceTheSocketAcceptsAndTheWatchdogIsPinged() async throws {
         let bus = try PrivateBus()
-        let sim = try await SimulatedBlueZ(bus: bus)
+        let sim = try await SimulatedBlueZ(bus: bus, arguments: ["--extended-advertising"])
         let notify = try NotifySocket()
         let daemon = try await DaemonProcess(
             bus: bus, name: "a", adapter: "hci0",

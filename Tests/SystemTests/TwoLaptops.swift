@@ -24,6 +24,9 @@ struct TwoLaptops {
             bus: bus,
             arguments: [
                 "--adapters", "\(adapters)", "--rescan-interval", "\(rescanInterval)", "--temporary-timeout", "5",
+                // Laptops of today: with LE privacy on (DaemonProcess's main.conf), a
+                // legacy-only controller would keep handoffd off the air (address_privacy).
+                "--extended-advertising",
             ] + simulatorArguments)
         a = try await DaemonProcess(
             bus: bus, name: "a", adapter: "hci0", epochSeconds: epochSeconds, extraSocketSettings: extraSocketSettings,

@@ -689,6 +689,10 @@ scenario_continue() {
         ctl d account import "$code" --name $ACCOUNT >> "$LOGDIR/account.log" 2>&1 || { fail "account import on D failed"; return 1; }
         wait_until 90 radio_ready d || { fail "D's radio did not get ready"; return 1; }
     fi
+    # D asked the kernel (mgmt Read Controller Information), not only main.conf: privacy "on".
+    local cont; cont=$(ctl d status --json 2>/dev/null | jq -c .continuation)
+    [ "$(jq -r .state <<<"$cont")" = available ] && [ "$(jq -r .addressPrivacy <<<"$cont")" = on ] ||
+        { fail "D's status does not say continuation is available with the kernel's LE privacy on: $cont"; return 1; }
     for size in 100 3000; do
         type=$PREFIX.continue.$size
         title="Continue $size"

@@ -7,7 +7,7 @@ enum ConfigurationSchema {
             "bluetooth",
             [
                 "adapter", "power_on", "company_id", "advertising_min_interval_ms", "advertising_max_interval_ms",
-                "advertisement_type", "bluetoothd_main_conf",
+                "advertisement_type", "address_privacy", "bluetoothd_main_conf",
             ]
         ),
         ("beacon", ["epoch_seconds"]),

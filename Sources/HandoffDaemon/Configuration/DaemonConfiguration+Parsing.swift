@@ -106,6 +106,17 @@ extension DaemonConfiguration {
                             + "device) or \"broadcast\""))
             }
         }
+        if let text = try section.string("address_privacy", meaning: "a string (\"strict\" or \"warn\")") {
+            guard let mode = AddressPrivacyMode(rawValue: text) else {
+                throw section.error(
+                    "address_privacy",
+                    .invalidValue(
+                        "\"\(text)\"",
+                        reason: "is not a mode; use \"strict\" (stay off the air when the adapter's private "
+                            + "address would outlive beacon epochs) or \"warn\" (advertise anyway and say so)"))
+            }
+            addressPrivacy = mode
+        }
         if let path = try section.string("bluetoothd_main_conf", meaning: "a path to bluetoothd's main.conf") {
             guard path.hasPrefix("/") else {
                 throw section.error(

@@ -28,6 +28,11 @@ public struct DaemonConfiguration: Sendable, Equatable {
     /// or "auto" (nil here). Either way connectable only while the kernel says
     /// LE privacy is on for the adapter (`AddressPrivacyPolicy`).
     public var advertisementType: LEAdvertisementData.AdvertisingType?
+    /// `[bluetooth] address_privacy`: what to do when LE privacy is on but the
+    /// controller has legacy advertising only, so that its one private address
+    /// outlives beacon epochs (`AddressPrivacyPolicy`): "strict" stays off the
+    /// air, "warn" advertises and says the beacons are linkable.
+    public var addressPrivacy: AddressPrivacyMode
     /// `[bluetooth] bluetoothd_main_conf`: bluetoothd's `main.conf`, whose `Privacy`
     /// explains the kernel's state, and stands in for it when the kernel cannot be asked.
     public var bluetoothdMainConf: String
@@ -83,6 +88,7 @@ public struct DaemonConfiguration: Sendable, Equatable {
         companyID: 0xFFFF,
         advertisingIntervalMilliseconds: 100...150,
         advertisementType: nil,
+        addressPrivacy: .strict,
         bluetoothdMainConf: "/etc/bluetooth/main.conf",
         epochSeconds: 600,
         nearbyExpiry: .seconds(45),

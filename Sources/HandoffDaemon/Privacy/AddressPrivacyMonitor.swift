@@ -27,6 +27,7 @@ public actor AddressPrivacyMonitor {
     let radio: LERadio
     let selector: AdapterSelector
     let configured: LEAdvertisementData.AdvertisingType?
+    let mode: AddressPrivacyMode
     let mainConfPath: String
     let readKernel: KernelReader
     let logger: Logger
@@ -38,13 +39,14 @@ public actor AddressPrivacyMonitor {
 
     public init(
         manager: BlueZObjectManager, radio: LERadio, selector: AdapterSelector,
-        configured: LEAdvertisementData.AdvertisingType?, mainConfPath: String,
+        configured: LEAdvertisementData.AdvertisingType?, mode: AddressPrivacyMode = .strict, mainConfPath: String,
         readKernel: @escaping KernelReader = { await KernelPrivacy.read(interfaceName: $0) }, logger: Logger
     ) {
         self.manager = manager
         self.radio = radio
         self.selector = selector
         self.configured = configured
+        self.mode = mode
         self.mainConfPath = mainConfPath
         self.readKernel = readKernel
         self.logger = logger
@@ -85,11 +87,24 @@ public actor AddressPrivacyMonitor {
             let kernel: KernelPrivacy = if let adapter { await readKernel(adapter) } else { .unknown("no adapter") }
             let mainConf = (try? String(contentsOfFile: mainConfPath, encoding: .utf8))
                 .map(BluetoothdPrivacy.init(mainConf:))
-            let policy = AddressPrivacyPolicy(configured: configured, mainConf: mainConf, mainConfPath: mainConfPath)
-            let new = policy.decide(adapter: adapter, kernel: kernel)
+            let policy = AddressPrivacyPolicy(
+                configured: configured, mainConf: mainConf, mainConfPath: mainConfPath, mode: mode)
+            let new = policy.decide(adapter: adapter, kernel: kernel, extendedAdvertising: chosen.flatMap(extendedAdvertising))
             apply(new)
+            // Off the air before anything else changes; back on only once the type is right.
+            if !new.advertise { await radio.withholdAdvertising(true) }
             await radio.setAdvertisementType(powered ? new.type : .broadcast)
+            if new.advertise { await radio.withholdAdvertising(false) }
         } while checkRequested && !Task.isCancelled
+    }
+
+    /// Whether the adapter's controller has LE extended advertising, nil before
+    /// bluetoothd shows its `LEAdvertisingManager1`.
+    private func extendedAdvertising(_ adapter: Adapter1) -> Bool? {
+        guard let properties = manager.properties(of: adapter.path, interface: LEAdvertisingManager1.interface),
+            let advertising = try? LEAdvertisingManager1(path: adapter.path, properties: properties)
+        else { return nil }
+        return advertising.hasExtendedAdvertising
     }
 
     private func apply(_ new: AddressPrivacyPolicy.Decision) {
@@ -101,8 +116,10 @@ public actor AddressPrivacyMonitor {
     private static func mayChangePrivacy(_ event: BlueZObjectManager.Event) -> Bool {
         switch event {
         case .serviceAppeared, .serviceVanished: true
-        case .interfacesAdded(_, let interfaces): interfaces[Adapter1.interface] != nil
-        case .interfacesRemoved(_, let names): names.contains(Adapter1.interface)
+        case .interfacesAdded(_, let interfaces):
+            interfaces[Adapter1.interface] != nil || interfaces[LEAdvertisingManager1.interface] != nil
+        case .interfacesRemoved(_, let names):
+            names.contains(Adapter1.interface) || names.contains(LEAdvertisingManager1.interface)
         case .propertiesChanged(_, let interface, let changed, _, _):
             interface == Adapter1.interface && changed["Powered"] != nil
         }

@@ -19,17 +19,26 @@ public struct AddressPrivacyPolicy: Sendable {
     public var mainConf: BluetoothdPrivacy?
     /// Where `mainConf` was read from.
     public var mainConfPath: String
+    /// `address_privacy`: what to do when privacy is on but the controller
+    /// has legacy advertising only (`AddressPrivacyMode`).
+    public var mode: AddressPrivacyMode
 
-    public init(configured: LEAdvertisementData.AdvertisingType?, mainConf: BluetoothdPrivacy?, mainConfPath: String) {
+    public init(
+        configured: LEAdvertisementData.AdvertisingType?, mainConf: BluetoothdPrivacy?, mainConfPath: String,
+        mode: AddressPrivacyMode = .strict
+    ) {
         self.configured = configured
         self.mainConf = mainConf
         self.mainConfPath = mainConfPath
+        self.mode = mode
     }
 
     /// What to do, and what to tell.
     public struct Decision: Sendable, Equatable {
         /// The advertisement type to use.
         public var type: LEAdvertisementData.AdvertisingType
+        /// False: no advertisement at all (privacy on, legacy controller, strict).
+        public var advertise = true
         /// For `status`.
         public var availability: ContinuationAvailability
         /// How loudly to log it.
@@ -45,8 +54,51 @@ public struct AddressPrivacyPolicy: Sendable {
         }
     }
 
-    /// The decision while there is no adapter: nothing connectable.
-    public func decide(adapter: String?, kernel: KernelPrivacy) -> Decision {
+    /// The decision for `adapter` (nil: none yet: nothing connectable).
+    /// `extendedAdvertising`: whether its controller has LE extended
+    /// advertising (`LEAdvertisingManager1.hasExtendedAdvertising`), nil when
+    /// bluetoothd has not said.
+    public func decide(adapter: String?, kernel: KernelPrivacy, extendedAdvertising: Bool? = nil) -> Decision {
+        let decision = decide(adapter: adapter, kernel: kernel)
+        guard extendedAdvertising == false, let adapter, privacyOn(kernel) else { return decision }
+        return legacyController(adapter: adapter, decision)
+    }
+
+    /// True when the kernel says privacy is on, or, when it cannot be asked, main.conf turns it on.
+    private func privacyOn(_ kernel: KernelPrivacy) -> Bool {
+        switch kernel {
+        case .known(let privacy): privacy == .on
+        case .unknown: mainConf?.isPrivate == true
+        }
+    }
+
+    /// Privacy on, legacy advertising: the one private address outlives epochs.
+    private func legacyController(adapter: String, _ decision: Decision) -> Decision {
+        let why =
+            "LE privacy is on, but \(adapter) has legacy advertising only: it keeps one private address for all "
+            + "its advertisements for up to 15 minutes (the kernel's rpa_timeout), across beacon epochs, so that "
+            + "address would link this device's beacons of consecutive epochs"
+        switch mode {
+        case .strict:
+            return Decision(
+                type: .broadcast, advertise: false,
+                availability: ContinuationAvailability(
+                    state: ContinuationAvailability.unavailable,
+                    addressPrivacy: decision.availability.addressPrivacy, adapter: adapter,
+                    reason: "not advertising: \(why) (address_privacy = \"strict\")",
+                    fix: "a Bluetooth 5 adapter with LE extended advertising; or address_privacy = \"warn\" in "
+                        + "handoffd.toml to advertise anyway; or Privacy = off in \(mainConfPath) for unlinkable "
+                        + "beacons that cannot be continued"),
+                level: .error)
+        case .warn:
+            var warned = decision
+            warned.availability.reason += "; but \(why) (address_privacy = \"warn\")"
+            warned.level = .warning
+            return warned
+        }
+    }
+
+    private func decide(adapter: String?, kernel: KernelPrivacy) -> Decision {
         guard let adapter else {
             return Decision(
                 type: .broadcast,
