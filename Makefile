@@ -23,10 +23,12 @@ E2E_PACKAGES := qemu-system-x86 linux-image-amd64 busybox-static cpio kmod \
 # Scenarios to run (default: all eight), e.g. make e2e E2E_SCENARIOS="discovery rotation".
 E2E_SCENARIOS ?=
 # Bluetooth configurations to run them in (docs/e2e.md): private (Privacy = device, extended
-# advertising: what make install sets up) and legacy (privacy off, legacy advertising), where
-# continuing is impossible by design, so it runs E2E_LEGACY_SCENARIOS unless E2E_SCENARIOS is set.
-E2E_CONFIGS ?= private legacy
+# advertising: what make install sets up), legacy (privacy off, legacy advertising), where
+# continuing is impossible by design, and legacy-private (privacy on, legacy advertising), where
+# handoffd must stay off the air. Unless E2E_SCENARIOS is set, the last two run their own lists.
+E2E_CONFIGS ?= private legacy legacy-private
 E2E_LEGACY_SCENARIOS ?= discovery rotation bluetoothd-restart power-cycle
+E2E_LEGACY_PRIVATE_SCENARIOS ?= legacy-privacy
 
 .PHONY: all deps build test check bench bench-continue fuzz demo clean e2e
 
@@ -56,6 +58,7 @@ e2e: deps
 	@worst=0; for config in $(E2E_CONFIGS); do \
 	    scenarios="$(E2E_SCENARIOS)"; \
 	    if [ -z "$$scenarios" ] && [ "$$config" = legacy ]; then scenarios="$(E2E_LEGACY_SCENARIOS)"; fi; \
+	    if [ -z "$$scenarios" ] && [ "$$config" = legacy-private ]; then scenarios="$(E2E_LEGACY_PRIVATE_SCENARIOS)"; fi; \
 	    SWIFT="$(SWIFT)" SWIFT_FLAGS="$(SWIFT_FLAGS)" E2E_CONFIG=$$config scripts/e2e.sh $$scenarios; \
 	    rc=$$?; [ $$rc -gt $$worst ] && worst=$$rc; \
 	done; exit $$worst

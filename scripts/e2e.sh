@@ -20,6 +20,7 @@
 #                                  since Bluetooth 5);
 #                         legacy:  Debian's bluetoothd configuration (privacy off) on LE-only
 #                                  controllers with legacy advertising only (btvirt -L)
+#                         legacy-private: Privacy = device on those legacy controllers
 #   E2E_PRIVACY, E2E_EXT_ADV  0 or 1: override the config's privacy and controller kind
 # Exit status: 0 when every scenario passed; 1 when one failed; 2 when the rig could not
 # run it (no qemu, no kernel, the guest did not boot) or the run timed out. Never skips.
@@ -52,7 +53,8 @@ args=(--bin "$BIN")
 case "${E2E_CONFIG:-private}" in
     private) privacy=1; ext_adv=1 ;;
     legacy) privacy=0; ext_adv=0 ;;
-    *) say "FAILED: E2E_CONFIG is '${E2E_CONFIG}': private or legacy"; exit 2 ;;
+    legacy-private) privacy=1; ext_adv=0 ;;
+    *) say "FAILED: E2E_CONFIG is '${E2E_CONFIG}': private, legacy or legacy-private"; exit 2 ;;
 esac
 [[ "${E2E_PRIVACY:-$privacy}" == 1 ]] && args+=(--privacy)
 [[ "${E2E_EXT_ADV:-$ext_adv}" == 1 ]] && args+=(--ext-adv)

@@ -22,7 +22,8 @@
 #   SCENARIO     discovery rotation update-invalidate wrong-account bluetoothd-restart
 #                power-cycle continue clean-shutdown (default: all eight). They run in this
 #                order whatever order they are given in; each sets up what it needs, so any
-#                subset runs. continue needs --privacy.
+#                subset runs. continue needs --privacy. One more runs only when named:
+#                legacy-privacy (needs --privacy without --ext-adv; config legacy-private).
 # Logs go to $RIG_OUT: bluetoothd.log (-d), btmon.snoop, btvirt.log, dbus.log, one log per
 # handoffd (a.log, b.log, c.log), b-watch.log (B's events, each with the time it was
 # printed), hci1-adv.jsonl (what hci1's bluetoothd reported, from bluez-monitor.py),
@@ -38,7 +39,7 @@ HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 BIN=""; EPOCH=15; EXPIRY=20; SCENARIOS=(); QUIET=0; RUNS=1; PRIVACY=0; EXT_ADV=0
 ALL_SCENARIOS=(discovery rotation update-invalidate wrong-account bluetoothd-restart power-cycle continue clean-shutdown)
 # ORDER is the order every run keeps (clean-shutdown stops A, so it is last).
-ORDER=(discovery rotation update-invalidate wrong-account bluetoothd-restart power-cycle continue clean-shutdown)
+ORDER=(discovery rotation update-invalidate wrong-account bluetoothd-restart power-cycle continue legacy-privacy clean-shutdown)
 while [ $# -gt 0 ]; do
     case "$1" in
         --bin) BIN=$2; shift 2 ;;
@@ -679,7 +680,7 @@ scenario_clean_shutdown() {
 # connected to is a resolvable private address, not hci2's public one. Latency from B's log:
 # "continuing" -> "continued" (--runs N: N times each).
 scenario_continue() {
-    local size type json id out rc t0 t1 lb ld url title got want figures=() pid addrs=()
+    local size type json id out rc t0 t1 lb ld url title got want figures=() pid addrs=() stranger=""
     HCI2_PUBLIC=$(hciconfig hci2 | awk '/BD Address/{print $3}')
     [ $PRIVACY = 1 ] || { fail "continue needs LE privacy (--privacy, E2E_CONFIG=private): without it handoffd advertises non-connectably, so that its fixed address never shows"; return 1; }
     if [ -z "${DPID[d]:-}" ] || ! alive d; then
@@ -736,9 +737,47 @@ scenario_continue() {
         else
             figures+=("$size B: B's daemon $(stats "${daemon[@]}") [${daemon[*]}], whole handoffctl $(stats "${whole[@]}")")
         fi
+        if [ $size = 3000 ] && [ $QUIET = 0 ]; then
+            # A device without the account key (a plain bluetoothd client on hci0) connects to D
+            # and asks for the activity: refused.
+            stranger=$($PY "$HERE/stranger-fetch.py" /org/bluez/hci0 $COMPANY 2>"$LOGDIR/stranger-fetch.err")
+            [ $? = 0 ] || { fail "a device without the account key: ${stranger:-$(tail -3 "$LOGDIR/stranger-fetch.err" | tr '\n' ' ')}"; kill $pid; return 1; }
+        fi
         kill -TERM $pid; wait $pid
     done
-    pass "D's title, URL and userInfo restored exactly on B, and D's publisher told; D seen at ${addrs[*]} (resolvable private; hci2's public address is $HCI2_PUBLIC); $(IFS=';'; echo "${figures[*]}")"
+    pass "D's title, URL and userInfo restored exactly on B, and D's publisher told; ${stranger:+$stranger; }D seen at ${addrs[*]} (resolvable private; hci2's public address is $HCI2_PUBLIC); $(IFS=';'; echo "${figures[*]}")"
+}
+
+# 9. legacy-privacy (only when named; needs --privacy on legacy controllers): with LE privacy on,
+# a legacy-only controller keeps one private address across epochs, so A (address_privacy
+# "strict", the default) publishes but stays off the air: its status says why, hci0 has no
+# advertisement registered and B hears nothing, while A still scans.
+scenario_legacy_privacy() {
+    local type=$PREFIX.discovery1 base cont t0 end polls=0
+    [ $PRIVACY = 1 ] && [ $EXT_ADV = 0 ] || { fail "legacy-privacy needs --privacy without --ext-adv (E2E_CONFIG=legacy-private)"; return 1; }
+    base=$(active_instances hci0)
+    t0=$EPOCHREALTIME
+    start_publisher lp "$type"
+    wait_until 30 logged_since a 0 "published $type as" || { fail "A did not take the publish"; stop_publisher lp; return 1; }
+    cont=$(ctl a status --json 2>/dev/null | jq -c '{continuation, advertising, scanning}')
+    [ "$(jq -r .continuation.addressPrivacy <<<"$cont")" = on ] && [[ "$(jq -r .continuation.reason <<<"$cont")" == "not advertising: LE privacy is on, but hci0 has legacy advertising only"* ]] ||
+        { fail "A's status does not say it stays off the air for the legacy controller: $cont"; stop_publisher lp; return 1; }
+    [ "$(jq -r .advertising <<<"$cont")" = false ] && [ "$(jq -r .scanning <<<"$cont")" = true ] ||
+        { fail "A should scan and not advertise: $cont"; stop_publisher lp; return 1; }
+    # For two epochs (at least 20 s): nothing registered on hci0, nothing heard by B.
+    end=$(plus "$EPOCHREALTIME" $(( 2 * EPOCH > 20 ? 2 * EPOCH : 20 )))
+    while le "$EPOCHREALTIME" "$end"; do
+        polls=$((polls + 1))
+        ai_is hci0 "$base" || { fail "hci0 has $(active_instances hci0) advertisement(s) registered (was $base)"; stop_publisher lp; return 1; }
+        b_lists_not "$type" || { fail "B lists $type: A's beacon went on the air"; stop_publisher lp; return 1; }
+        nap 1
+    done
+    local heard; heard=$(heard_between "$t0" "$EPOCHREALTIME" | wc -l)
+    stop_publisher lp
+    [ "$heard" = 0 ] || { fail "hci1's bluetoothd heard $heard payload(s) from A"; return 1; }
+    grep -q "not advertising: LE privacy is on, but hci0 has legacy advertising only" "$LOGDIR/a.log" ||
+        { fail "A did not log why it stays off the air"; return 1; }
+    pass "A published but stayed off the air for $polls polls (kernel privacy on, hci0 legacy-only): status and log say why; B heard nothing"
 }
 
 # ------------------------------------------------------------------ run
