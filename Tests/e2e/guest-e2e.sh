@@ -2,8 +2,8 @@
 # guest-e2e.sh: the end-to-end suite's guest side (docs/e2e.md). Runs INSIDE the qemu guest
 # that scripts/vm-rig/run-rig.sh boots; scripts/e2e.sh starts it.
 #
-# It brings up real BlueZ (a system dbus-daemon, btvirt with three virtual LE controllers
-# hci0, hci1 and hci2 that hear each other, bluetoothd -d, btmon), runs the handoffd and
+# It brings up real BlueZ (a system dbus-daemon, btvirt with four virtual LE controllers
+# hci0 to hci3 that hear each other, bluetoothd -d, btmon), runs the handoffd and
 # handoffctl binaries built on the host against it, and checks eight scenarios. Each
 # prints one line, "PASS name (figures)" or "FAIL name: reason", and the suite ends with a
 # summary line; the exit status is 0 only when every scenario that ran passed.
@@ -151,7 +151,7 @@ for kind, name in (("skcipher", "ecb(aes)"), ("hash", "cmac(aes)")):
 ' || log "warning: AF_ALG warm-up failed"
 controllers_up() {
     local h a
-    for h in hci0 hci1 hci2; do
+    for h in hci0 hci1 hci2 hci3; do
         a=$(hciconfig $h 2>/dev/null | awk '/BD Address/{print $3}')
         [ -n "$a" ] && [ "$a" != 00:00:00:00:00:00 ] || return 1
     done
@@ -161,12 +161,13 @@ btvirt_settled() { controllers_up || ! kill -0 $BTVIRT_PID 2>/dev/null || [ "$(r
 BTVIRT_PID=""; ok=0
 for try in 1 2 3 4 5; do
     before=$(reset_timeouts)
-    # Three LE-only controllers in one process, so they hear each other: A advertises on
+    # Four LE controllers in one process, so they hear each other (hci3 is the stranger's,
+    # scenario continue). A advertises on
     # hci0, B listens on hci1, C (another account) advertises on hci2. (A legacy controller
     # cannot start a non-connectable advertisement while it scans, so two daemons on one
     # controller would keep each other's advertisements off the air.)
-    if [ $EXT_ADV = 1 ]; then btvirt -l3 >> "$LOGDIR/btvirt.log" 2>&1 &
-    else btvirt -L -l3 >> "$LOGDIR/btvirt.log" 2>&1 &
+    if [ $EXT_ADV = 1 ]; then btvirt -l4 >> "$LOGDIR/btvirt.log" 2>&1 &
+    else btvirt -L -l4 >> "$LOGDIR/btvirt.log" 2>&1 &
     fi
     BTVIRT_PID=$!
     wait_until 60 btvirt_settled
@@ -198,13 +199,13 @@ start_bluetoothd() {
     BTD_PID=$!
     PIDS+=($BTD_PID)
 }
-# The three adapters are on the bus with their LEAdvertisingManager1.
+# The four adapters are on the bus with their LEAdvertisingManager1.
 bluez_ready() {
     [ "$(busctl --system call org.bluez / org.freedesktop.DBus.ObjectManager GetManagedObjects 2>/dev/null |
-        grep -o 'org.bluez.LEAdvertisingManager1' | wc -l)" -ge 3 ]
+        grep -o 'org.bluez.LEAdvertisingManager1' | wc -l)" -ge 4 ]
 }
 start_bluetoothd
-wait_until 90 bluez_ready || { echo "FAIL setup: bluetoothd did not show three adapters"; exit 10; }
+wait_until 90 bluez_ready || { echo "FAIL setup: bluetoothd did not show four adapters"; exit 10; }
 log "bluetoothd up (pid $BTD_PID)"
 # What bluetoothd says hci0 can do (SupportedSecondaryChannels exists only with extended advertising).
 busctl --system introspect org.bluez /org/bluez/hci0 org.bluez.LEAdvertisingManager1 > "$LOGDIR/adv-manager.txt" 2>&1
@@ -738,9 +739,9 @@ scenario_continue() {
             figures+=("$size B: B's daemon $(stats "${daemon[@]}") [${daemon[*]}], whole handoffctl $(stats "${whole[@]}")")
         fi
         if [ $size = 3000 ] && [ $QUIET = 0 ]; then
-            # A device without the account key (a plain bluetoothd client on hci0) connects to D
-            # and asks for the activity: refused.
-            stranger=$($PY "$HERE/stranger-fetch.py" /org/bluez/hci0 $COMPANY 2>"$LOGDIR/stranger-fetch.err")
+            # A device without the account key (a plain bluetoothd client on hci3, where no
+            # handoffd runs) connects to D and asks for the activity: refused.
+            stranger=$($PY "$HERE/stranger-fetch.py" /org/bluez/hci3 $COMPANY 2>"$LOGDIR/stranger-fetch.err")
             [ $? = 0 ] || { fail "a device without the account key: ${stranger:-$(tail -3 "$LOGDIR/stranger-fetch.err" | tr '\n' ' ')}"; kill $pid; return 1; }
         fi
         kill -TERM $pid; wait $pid

@@ -4,7 +4,7 @@
 Part of the end-to-end suite (docs/e2e.md); runs inside the guest. Plays a device without
 the account key that tries to fetch a nearby activity over GATT, through bluetoothd as any
 program could: it takes the newest handoff beacon (Manufacturer Specific Data under
-COMPANY_ID) that ADAPTER_PATH's bluetoothd has heard, connects to its sender
+COMPANY_ID) that ADAPTER_PATH hears in a discovery of its own, connects to its sender
 (Device1.Connect), finds the continuation service (docs/continuation.md) and writes two
 requests it cannot seal properly:
 
@@ -97,11 +97,21 @@ def refusal(characteristic, value):
         return error.get_dbus_message() or error.get_dbus_name()
 
 
+adapter_iface = dbus.Interface(bus.get_object(BLUEZ, adapter), "org.bluez.Adapter1")
+adapter_iface.SetDiscoveryFilter({"Transport": dbus.String("le"), "DuplicateData": dbus.Boolean(True)})
 device = None
 try:
     deadline = time.time() + 60
     while True:
+        # Scan, take the newest beacon, stop scanning (the kernel starts an LE connection only
+        # when no discovery runs) and connect at once: with extended advertising the sender's
+        # address lasts only until its next beacon.
+        adapter_iface.StartDiscovery()
         newest = listen_for_newest(3)
+        try:
+            adapter_iface.StopDiscovery()
+        except dbus.exceptions.DBusException:
+            pass
         if newest is None:
             if time.time() > deadline:
                 fail("%s heard no handoff beacon" % adapter)
@@ -149,7 +159,6 @@ finally:
         except dbus.exceptions.DBusException:
             pass
         try:
-            adapter_iface = dbus.Interface(bus.get_object(BLUEZ, adapter), "org.bluez.Adapter1")
             adapter_iface.RemoveDevice(dbus.ObjectPath(device))
         except dbus.exceptions.DBusException:
             pass
