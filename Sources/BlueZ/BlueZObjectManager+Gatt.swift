@@ -84,6 +84,52 @@ extension BlueZObjectManager {
     }
 }
 
+extension BlueZObjectManager {
+    /// Returns what `find` finds in the tree, as soon as it finds something:
+    /// at once, or after a change of the tree; nil when `timeout` passes first
+    /// or the task is cancelled. It never polls.
+    ///
+    /// For the GATT objects of a device that shows `ServicesResolved`:
+    /// bluetoothd flushes each object's signals separately, so the device's
+    /// `PropertiesChanged` can come before the `InterfacesAdded` of services it
+    /// exported just before (seen on the VM rig).
+    public func first<T: Sendable>(within timeout: Duration, _ find: @escaping @Sendable () -> T?) async -> T? {
+        if let found = find() { return found }
+        let result = Mutex<(value: T?, done: Bool, waiter: CheckedContinuation<T?, Never>?)>((nil, false, nil))
+        let finish: @Sendable (T?) -> Void = { value in
+            let waiter = result.withLock { state -> CheckedContinuation<T?, Never>? in
+                guard !state.done else { return nil }
+                state.done = true
+                state.value = value
+                defer { state.waiter = nil }
+                return state.waiter
+            }
+            waiter?.resume(returning: value)
+        }
+        let token = observe { _ in
+            if let found = find() { finish(found) }
+        }
+        defer { token.cancel() }
+        if let found = find() { finish(found) }
+        let timer = Task {
+            try? await Task.sleep(for: timeout)
+            finish(nil)
+        }
+        defer { timer.cancel() }
+        return await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<T?, Never>) in
+                let ready = result.withLock { state -> (Bool, T?) in
+                    if !state.done { state.waiter = continuation }
+                    return (state.done, state.value)
+                }
+                if ready.0 { continuation.resume(returning: ready.1) }
+            }
+        } onCancel: {
+            finish(nil)
+        }
+    }
+}
+
 /// A result that is set once and awaited once, from any thread.
 private final class OneShot: Sendable {
     private let state = Mutex<(result: Result<Void, DBusError>?, waiter: CheckedContinuation<Void, Error>?)>((nil, nil))

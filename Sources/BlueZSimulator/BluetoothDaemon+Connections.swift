@@ -183,10 +183,15 @@ extension BluetoothDaemon {
         guard running, let link = gatt.links.first(where: { $0.id == id }), link.state == .connected else { return }
         for adapter in [link.central, link.peripheral].compactMap({ $0 }) {
             guard let device = link.device(on: adapter) else { continue }
-            refreshView(of: device, link: link)
             let box = device.box
             let log = self.log
-            writer.enqueue { await box.set(Self.deviceInterface, ["ServicesResolved": .boolean(true)], log: log) }
+            if configuration.servicesResolvedFirst {
+                writer.enqueue { await box.set(Self.deviceInterface, ["ServicesResolved": .boolean(true)], log: log) }
+                refreshView(of: device, link: link)
+            } else {
+                refreshView(of: device, link: link)
+                writer.enqueue { await box.set(Self.deviceInterface, ["ServicesResolved": .boolean(true)], log: log) }
+            }
         }
         await writer.flush()
     }

@@ -35,6 +35,13 @@ public struct SimulatorConfiguration: Sendable {
     /// adapter stops discovering. false: extended-advertising controllers, where
     /// both work.
     public var legacyAdvertising = true
+    /// Whether a connected device's `ServicesResolved` turns true before the
+    /// `InterfacesAdded` of its GATT objects (true) or after them. bluetoothd
+    /// flushes each object's signals on its own, and on the VM rig a client
+    /// once got `ServicesResolved` before the objects of the services it had
+    /// just exported; clients must wait for the objects. true, the harder order,
+    /// is the default.
+    public var servicesResolvedFirst = true
     /// The error name for advertising data over the budget. The API documents
     /// `org.bluez.Error.InvalidLength`; bluetoothd 5.66 actually sends
     /// `org.bluez.Error.Failed` ("Failed to register advertisement").

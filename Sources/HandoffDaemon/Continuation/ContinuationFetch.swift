@@ -50,6 +50,8 @@ final class ContinuationFetch: Sendable {
     /// advertisement (100-150 ms apart); the pause must stay well short of the
     /// nearby expiry, since nothing is heard meanwhile.
     static let connectAttempt: Duration = .milliseconds(1500)
+    /// How long, after ServicesResolved, the service's objects may take to appear.
+    static let gattObjectsGrace: Duration = .seconds(2)
     /// Wait before asking a busy origin again.
     static let busyRetryDelay: Duration = .milliseconds(250)
 
@@ -155,12 +157,22 @@ final class ContinuationFetch: Sendable {
         try await manager.waitForServicesResolved(device, timeout: timeout)
         trace("services resolved")
         state.withLock { $0.phase = .exchanging }
-        guard let service = manager.gattService(uuid: ContinuationFormat.serviceUUID, of: device),
-            let request = manager.gattCharacteristic(uuid: ContinuationFormat.requestCharacteristicUUID, in: service.path),
-            let response = manager.gattCharacteristic(uuid: ContinuationFormat.responseCharacteristicUUID, in: service.path)
-        else {
+        // bluetoothd may say ServicesResolved before the objects' InterfacesAdded arrive: wait for them a little.
+        let manager = self.manager
+        let find: @Sendable () -> [GattCharacteristic1]? = {
+            guard let service = manager.gattService(uuid: ContinuationFormat.serviceUUID, of: device),
+                let request = manager.gattCharacteristic(
+                    uuid: ContinuationFormat.requestCharacteristicUUID, in: service.path),
+                let response = manager.gattCharacteristic(
+                    uuid: ContinuationFormat.responseCharacteristicUUID, in: service.path)
+            else { return nil }
+            return [request, response]
+        }
+        guard let found = await manager.first(within: Self.gattObjectsGrace, find) else {
+            try Task.checkCancellation()
             throw ContinueFailed(.rejected, "the origin device does not offer handoff's continuation service")
         }
+        let (request, response) = (found[0], found[1])
         let values = try await GattCharacteristic1.valueChanges(of: response.path, on: connection)
         try await GattCharacteristic1.startNotify(response.path, on: connection)
         trace("notifications on")
