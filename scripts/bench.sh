@@ -69,11 +69,17 @@ start() {
 }
 
 # --- Build -----------------------------------------------------------------------
-say "building DBusBench, ScanBench, handoff-sim-bluez and BeaconBench (release)"
-for product in DBusBench ScanBench handoff-sim-bluez; do
+say "building what the sections need (release)"
+# Only what the chosen sections run.
+products=()
+if wants dbus || wants idle; then products+=(DBusBench); fi
+if wants scan; then products+=(ScanBench handoff-sim-bluez); fi
+for product in "${products[@]}"; do
     "$SWIFT" build -c release "${swift_flags[@]}" --product "$product" >&2
 done
-"$SWIFT" build -c release "${swift_flags[@]}" "${beacon_flags[@]}" --product BeaconBench >&2
+if wants beacon; then
+    "$SWIFT" build -c release "${swift_flags[@]}" "${beacon_flags[@]}" --product BeaconBench >&2
+fi
 bin=$("$SWIFT" build -c release "${swift_flags[@]}" --show-bin-path)
 # BeaconBench prints how it was built.
 export BEACON_BENCH_BUILD="swift build -c release${BENCH_BEACON_FLAGS:+ $BENCH_BEACON_FLAGS}"
@@ -401,20 +407,48 @@ fi
 # --- Write -------------------------------------------------------------------------------
 load_after=$(cut -d' ' -f1-3 /proc/loadavg)
 mkdir -p "$(dirname "$out")"
-{
-    echo "# Benchmarks"
-    echo
-    echo "Written by \`make bench\` (scripts/bench.sh) on ${started}. Release builds."
-    echo
-    echo "- Machine: ${cpus} CPUs (${cpu_model}), ${kernel}"
-    echo "- Load average (1, 5, 15 min): ${load_before} before, ${load_after} after. Figures taken on a busy"
-    echo "  machine are low and noisy; compare rows of one run with each other rather than across runs."
-    echo "- ${swift_version}"
-    echo "- ${daemon_version}; ${python_dbus}; libdbus ${libdbus_version}; ${cc_version}"
+if [[ "$sections" == " dbus idle scan beacon " || ! -s "$out" ]]; then
+    {
+        echo "# Benchmarks"
+        echo
+        echo "Written by \`make bench\` (scripts/bench.sh) on ${started}. Release builds."
+        echo
+        echo "- Machine: ${cpus} CPUs (${cpu_model}), ${kernel}"
+        echo "- Load average (1, 5, 15 min): ${load_before} before, ${load_after} after. Figures taken on a busy"
+        echo "  machine are low and noisy; compare rows of one run with each other rather than across runs."
+        echo "- ${swift_version}"
+        echo "- ${daemon_version}; ${python_dbus}; libdbus ${libdbus_version}; ${cc_version}"
+        for section in "$dbus_section" "$idle_section" "$scan_section" "$beacon_section"; do
+            [[ -n "$section" ]] || continue
+            echo
+            echo "$section"
+        done
+    } >"$out"
+else
+    # Some sections only: each replaces its own section of the existing file (from its
+    # "## " heading to the next one); the header and the other sections stay as they were.
+    note="Measured on ${started} with \`BENCH_SECTIONS=\"${BENCH_SECTIONS:-}\" scripts/bench.sh\` (load average ${load_before} before, ${load_after} after), on top of the header's run."
     for section in "$dbus_section" "$idle_section" "$scan_section" "$beacon_section"; do
         [[ -n "$section" ]] || continue
-        echo
-        echo "$section"
+        printf '%s' "$section" >"$work/section.md"
+        NOTE="$note" "$python" - "$out" "$work/section.md" <<'PY'
+import os, sys
+out, new_path = sys.argv[1], sys.argv[2]
+new = open(new_path).read().rstrip("\n").split("\n")
+heading, body = new[0], new[1:]
+new = [heading, "", os.environ["NOTE"]] + body
+lines = open(out).read().rstrip("\n").split("\n")
+# Sections are matched on the heading's first words ("## Beacon" also matches "## Beacons").
+key = " ".join(heading.split()[:2])
+start = next((i for i, l in enumerate(lines) if l.startswith("## ") and " ".join(l.split()[:2]).rstrip("s") == key.rstrip("s")), None)
+if start is None:
+    lines += [""] + new
+else:
+    end = next((i for i in range(start + 1, len(lines)) if lines[i].startswith("## ")), len(lines))
+    tail = [""] if end < len(lines) else []
+    lines = lines[:start] + new + tail + lines[end:]
+open(out, "w").write("\n".join(lines) + "\n")
+PY
     done
-} >"$out"
+fi
 say "wrote $out"

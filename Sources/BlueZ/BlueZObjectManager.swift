@@ -90,9 +90,9 @@ public final class BlueZObjectManager: Sendable {
             guard message.body.count == 3, case .string(let new) = message.body[2] else { return }
             manager?.ownerChanged(to: new.isEmpty ? nil : new)
         }
-        let handler = try await connection.addSignalHandler(matching: DBusMatchRule(sender: BlueZ.serviceName)) {
-            [weak manager] message in manager?.apply(message)
-        }
+        let handler = try await connection.addSignalHandler(
+            matching: DBusMatchRule(sender: BlueZ.serviceName),
+            reader: { [weak manager] reader in manager?.apply(reader) })
         manager.tasks.withLock { $0 = (handler, owners) }
         let current = try await connection.nameOwner(of: BlueZ.serviceName)
         if let current, manager.state.withLock({ $0.owner == nil }) {
@@ -249,6 +249,42 @@ public final class BlueZObjectManager: Sendable {
         notify(added + [.serviceAppeared])
     }
 
+    /// A signal from bluetoothd, read in place. `PropertiesChanged`, which
+    /// bluetoothd sends for every advertisement heard while discovering, is read
+    /// straight into the change it describes; other signals are decoded whole.
+    private func apply(_ reader: DBusMessageReader) {
+        guard reader.isSignal(interface: "org.freedesktop.DBus.Properties", member: "PropertiesChanged"),
+            reader.hasSignature("sa{sv}as")
+        else {
+            if let message = try? reader.decodeMessage() { apply(message) }
+            return
+        }
+        guard let path = reader.path, let interface = reader.readString(preferring: Device1.interface) else { return }
+        reader.next()
+        var changed: [String: DBusValue] = [:]
+        // bluetoothd's advertisement signals carry two or three properties.
+        changed.reserveCapacity(4)
+        reader.enter()
+        while reader.typeCode == UInt8(ascii: "e") {
+            reader.enter()
+            guard let name = reader.readString(preferring: "ManufacturerData") else { return }
+            reader.next()
+            guard let value = try? reader.readValue() else { return }
+            if case .variant(let inner) = value { changed[name] = inner } else { changed[name] = value }
+            reader.leave()
+            reader.next()
+        }
+        reader.leave()
+        reader.next()
+        var invalidated: [String] = []
+        reader.enter()
+        while let name = reader.readString() {
+            invalidated.append(name)
+            reader.next()
+        }
+        propertiesChanged(path, interface: interface, changed: changed, invalidated: invalidated)
+    }
+
     private func apply(_ message: DBusMessage) {
         guard let path = message.path else { return }
         switch (message.interface, message.member) {
@@ -276,18 +312,25 @@ public final class BlueZObjectManager: Sendable {
                 let changed = message.body[1].vardict,
                 let invalidated = message.body[2].arrayElements?.compactMap(\.string)
             else { return }
-            // In place: copying the interface's properties per signal would cost a
-            // dictionary copy at the rate bluetoothd reports advertisements.
-            let current: [String: DBusValue]? = state.withLock { state in
-                guard state.objects[path]?[interface] != nil else { return nil }
-                if state.journal != nil { state.journal?.set(path, interface, Array(changed.keys) + invalidated) }
-                return state.objects[path]?[interface]?.apply(changed: changed, invalidated: invalidated)
-            }
-            guard let current else { return }
-            notify(.propertiesChanged(path, interface: interface, changed: changed, invalidated: invalidated, current: current))
+            propertiesChanged(path, interface: interface, changed: changed, invalidated: invalidated)
         default:
             return
         }
+    }
+
+    private func propertiesChanged(
+        _ path: DBusObjectPath, interface: String, changed: [String: DBusValue], invalidated: [String]
+    ) {
+        // In place: copying the interface's properties per signal would cost a
+        // dictionary copy at the rate bluetoothd reports advertisements.
+        let current: [String: DBusValue]? = state.withLock { state in
+            guard let current = state.objects[path]?[interface]?.apply(changed: changed, invalidated: invalidated)
+            else { return nil }
+            if state.journal != nil { state.journal?.set(path, interface, Array(changed.keys) + invalidated) }
+            return current
+        }
+        guard let current else { return }
+        notify(.propertiesChanged(path, interface: interface, changed: changed, invalidated: invalidated, current: current))
     }
 
     static func parseInterfaces(_ value: DBusValue) -> Interfaces? {
