@@ -372,12 +372,13 @@ The target is at most 1.3× the floor's CPU per report, keeping up, with flat me
 this machine bleak (the Python client most users pick) costs about 95 ms per 1000 reports at 1k/s and 31 ms
 at 5k/s, and a bare libdbus decoder about 30 and 16 (figures from the issue, not measured here).
 
-Where the Swift receiver's extra time goes (\`perf\`, user-space instructions per report at 2k/s: about
-98,000 against the floor's 45,000, of which libdbus is the same 45,000 in both): decoding each message
-into a \`DBusValue\` tree and its header strings, the object-manager mirror's dictionaries (the
-\`a{sv}\` as a Swift dictionary, merged into the device's properties), the scanner's lookups and report,
-and, on the consumer's side, \`AsyncStream\`'s generic machinery per element (about 16,000). Coalescing
-removes most thread wakeups per report, not the per-element work.
+Where the Swift receiver's extra time goes (\`perf stat\` and \`perf record --call-graph dwarf\`, user-space
+instructions per report at 3k/s: about 85,000 against the floor's 45,000; libdbus reading and validating
+each message, about 26,000, is the same in both): updating the object-manager mirror and building its
+event (the changed properties as a dictionary, merged into the device's; with the scanner's observer
+about 16,000), reading the signal through libdbus's iterator (ManufacturerData into a \`DBusValue\`
+alone about 8,000), the scanner's lookups and report, and handing the events to the consumer (about
+5,000 since \`ScanEvents\` replaced \`AsyncStream\`, which cost about 18,000).
 
 Where the ceiling is: CPU that the other two processes spent per report sent, over the whole run (the bus
 routes each report to both receivers). The unpaced rate is set by the simulator's emitter (each signal is
