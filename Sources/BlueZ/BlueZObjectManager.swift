@@ -269,8 +269,12 @@ public final class BlueZObjectManager: Sendable {
             reader.enter()
             guard let name = reader.readString(preferring: "ManufacturerData") else { return }
             reader.next()
-            guard let value = try? reader.readValue() else { return }
-            if case .variant(let inner) = value { changed[name] = inner } else { changed[name] = value }
+            if let value = Self.readDeviceProperty(name, reader) {
+                changed[name] = value
+            } else {
+                guard let value = try? reader.readValue() else { return }
+                if case .variant(let inner) = value { changed[name] = inner } else { changed[name] = value }
+            }
             reader.leave()
             reader.next()
         }
@@ -284,6 +288,48 @@ public final class BlueZObjectManager: Sendable {
         }
         propertiesChanged(path, interface: interface, changed: changed, invalidated: invalidated)
     }
+
+    /// `ManufacturerData` of bytes (`a{qv}`, each variant `ay`) and `RSSI` (`n`),
+    /// the properties of every advertisement, read from the variant at the
+    /// reader's position into the same value a full decoding gives, with fewer
+    /// allocations. Nil for other properties or other shapes (an empty
+    /// dictionary, data that is not bytes): the caller decodes those in full.
+    private static func readDeviceProperty(_ name: String, _ reader: DBusMessageReader) -> DBusValue? {
+        guard reader.enter() else { return nil }
+        defer { reader.leave() }
+        switch name {
+        case "RSSI":
+            return reader.readInt16().map(DBusValue.int16)
+        case "ManufacturerData":
+            guard reader.elementTypeCode == UInt8(ascii: "e"), reader.enter() else { return nil }
+            var entries: [DBusValue] = []
+            var readable = true
+            while readable && reader.typeCode == UInt8(ascii: "e") {
+                reader.enter()
+                if let company = reader.readUInt16(), reader.next(), reader.enter() {
+                    if let bytes = reader.readBytes() {
+                        entries.append(
+                            .dictEntry(.uint16(company), .variant(.array(element: .byte, bytes.map(DBusValue.byte)))))
+                    } else {
+                        readable = false
+                    }
+                    reader.leave()
+                } else {
+                    readable = false
+                }
+                reader.leave()
+                reader.next()
+            }
+            reader.leave()
+            guard readable, !entries.isEmpty else { return nil }
+            return .array(element: manufacturerDataEntry, entries)
+        default:
+            return nil
+        }
+    }
+
+    /// `{qv}`, kept rather than built (a `DBusType` container is a heap box).
+    private static let manufacturerDataEntry: DBusType = .dictEntry(key: .uint16, value: .variant)
 
     private func apply(_ message: DBusMessage) {
         guard let path = message.path else { return }

@@ -21,7 +21,13 @@ public struct ScanEvents: AsyncSequence, Sendable {
     public struct Iterator: AsyncIteratorProtocol {
         let channel: ScanEventChannel
 
-        public mutating func next() async -> ScanEvent? { await channel.next() }
+        public mutating func next() async -> ScanEvent? { await channel.next(isolation: nil) }
+
+        /// Runs on the caller's actor: an event already buffered is handed over
+        /// without leaving it.
+        public mutating func next(isolation actor: isolated (any Actor)?) async -> ScanEvent? {
+            await channel.next(isolation: actor)
+        }
     }
 }
 
@@ -94,7 +100,7 @@ final class ScanEventChannel: Sendable {
         waiter?.resume(returning: nil)
     }
 
-    func next() async -> ScanEvent? {
+    func next(isolation actor: isolated (any Actor)?) async -> ScanEvent? {
         if let ready = state.withLock({ state -> ScanEvent?? in
             if let event = state.pop() { return .some(event) }
             return state.finished ? .some(nil) : nil
@@ -102,7 +108,7 @@ final class ScanEventChannel: Sendable {
             return ready
         }
         return await withTaskCancellationHandler {
-            await withCheckedContinuation { (continuation: CheckedContinuation<ScanEvent?, Never>) in
+            await withCheckedContinuation(isolation: actor) { (continuation: CheckedContinuation<ScanEvent?, Never>) in
                 let ready = state.withLock { state -> ScanEvent?? in
                     if let event = state.pop() { return .some(event) }
                     if state.finished || Task.isCancelled {
