@@ -33,6 +33,8 @@ public final class AdvertisementScanner: Sendable {
         var flushScheduled = false
     }
     private let companyID: UInt16
+    /// The object manager's connection: its thread runs the coalescing timer.
+    private let connection: DBusConnection
     private let coalescing: Duration
     private let bufferSize: Int
     private let state: Mutex<State>
@@ -50,6 +52,7 @@ public final class AdvertisementScanner: Sendable {
         coalescing: Duration = .zero
     ) {
         self.companyID = companyID
+        self.connection = manager.connection
         self.coalescing = coalescing
         self.bufferSize = max(1, bufferSize)
         self.state = Mutex(State(adapter: adapter))
@@ -103,6 +106,10 @@ public final class AdvertisementScanner: Sendable {
             return true
         }
         guard startInterval else { return }
+        // On the connection's thread, which is awake at this rate anyway: no task
+        // and no timer thread per batch.
+        let scheduled = connection.schedule(after: coalescing) { [weak self] in self?.flush() }
+        guard !scheduled else { return }
         let interval = coalescing
         Task { [weak self] in
             try? await Task.sleep(for: interval)
