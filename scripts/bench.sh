@@ -372,13 +372,15 @@ The target is at most 1.3× the floor's CPU per report, keeping up, with flat me
 this machine bleak (the Python client most users pick) costs about 95 ms per 1000 reports at 1k/s and 31 ms
 at 5k/s, and a bare libdbus decoder about 30 and 16 (figures from the issue, not measured here).
 
-Where the Swift receiver's extra time goes (\`perf stat\` and \`perf record --call-graph dwarf\`, user-space
-instructions per report at 3k/s: about 85,000 against the floor's 45,000; libdbus reading and validating
-each message, about 26,000, is the same in both): updating the object-manager mirror and building its
-event (the changed properties as a dictionary, merged into the device's; with the scanner's observer
-about 16,000), reading the signal through libdbus's iterator (ManufacturerData into a \`DBusValue\`
-alone about 8,000), the scanner's lookups and report, and handing the events to the consumer (about
-5,000 since \`ScanEvents\` replaced \`AsyncStream\`, which cost about 18,000).
+Where the Swift receiver's extra time goes (\`perf stat\` and \`perf record --call-graph dwarf\`, at 3k/s,
+per report: about 74,000 user-space instructions and 7,600 in the kernel, against the floor's 44,500
+and 7,000; libdbus reading and validating each message, about 30,000, is the same in both): keeping
+the object-manager mirror current and building its event (the changed properties as a dictionary,
+merged into the device's; about 8,000), the scanner's observer (property lookups, the report, about
+6,000), reading the signal through libdbus's iterator (about 8,000 instructions more than the floor spends there,
+with building ManufacturerData as a \`DBusValue\`), and the consumer (about 4,000). At 1k/s the
+ratio is higher than the instruction count says: the receiver wakes for each message as the floor
+does, but each wakeup touches more code, and a second thread (the consumer) wakes per batch.
 
 Where the ceiling is: CPU that the other two processes spent per report sent, over the whole run (the bus
 routes each report to both receivers). The unpaced rate is set by the simulator's emitter (each signal is
