@@ -370,8 +370,12 @@ public final class BlueZObjectManager: Sendable {
         // In place: copying the interface's properties per signal would cost a
         // dictionary copy at the rate bluetoothd reports advertisements.
         let current: [String: DBusValue]? = state.withLock { state in
-            guard let current = state.objects[path]?[interface]?.apply(changed: changed, invalidated: invalidated)
+            // Through indices: the values are changed where they lie, with no
+            // optional taken out of each dictionary and written back.
+            guard let object = state.objects.index(forKey: path),
+                let entry = state.objects.values[object].index(forKey: interface)
             else { return nil }
+            let current = state.objects.values[object].values[entry].apply(changed: changed, invalidated: invalidated)
             if state.journal != nil { state.journal?.set(path, interface, Array(changed.keys) + invalidated) }
             return current
         }
