@@ -373,10 +373,10 @@ this machine bleak (the Python client most users pick) costs about 95 ms per 100
 at 5k/s, and a bare libdbus decoder about 30 and 16 (figures from the issue, not measured here).
 
 Where the Swift receiver's extra time goes (\`perf stat\` and \`perf record --call-graph dwarf\`, at 3k/s,
-per report: about 74,000 user-space instructions and 7,600 in the kernel, against the floor's 44,500
+per report: about 73,000 user-space instructions and 7,600 in the kernel, against the floor's 44,500
 and 7,000; libdbus reading and validating each message, about 30,000, is the same in both): keeping
 the object-manager mirror current and building its event (the changed properties as a dictionary,
-merged into the device's; about 8,000), the scanner's observer (property lookups, the report, about
+merged into the device's; about 7,000), the scanner's observer (property lookups, the report, about
 6,000), reading the signal through libdbus's iterator (about 8,000 instructions more than the floor spends there,
 with building ManufacturerData as a \`DBusValue\`), and the consumer (about 4,000). At 1k/s the
 ratio is higher than the instruction count says: the receiver wakes for each message as the floor
