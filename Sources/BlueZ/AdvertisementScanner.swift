@@ -21,7 +21,7 @@ import Synchronization
 /// costs at a few thousand a second; each event is late by at most the interval.
 public final class AdvertisementScanner: Sendable {
     /// Scan events, in the order bluetoothd sent the changes.
-    public let events: AsyncStream<ScanEvent>
+    public let events: ScanEvents
 
     private struct State {
         var adapter: DBusObjectPath?
@@ -33,10 +33,12 @@ public final class AdvertisementScanner: Sendable {
         var flushScheduled = false
     }
     private let companyID: UInt16
+    /// The object manager's connection: its thread runs the coalescing timer.
+    private let connection: DBusConnection
     private let coalescing: Duration
     private let bufferSize: Int
     private let state: Mutex<State>
-    private let continuation: AsyncStream<ScanEvent>.Continuation
+    private let channel: ScanEventChannel
     private let token: Mutex<ObserverToken?> = Mutex(nil)
 
     /// Starts turning `manager`'s changes into events.
@@ -50,24 +52,26 @@ public final class AdvertisementScanner: Sendable {
         coalescing: Duration = .zero
     ) {
         self.companyID = companyID
+        self.connection = manager.connection
         self.coalescing = coalescing
         self.bufferSize = max(1, bufferSize)
         self.state = Mutex(State(adapter: adapter))
-        (events, continuation) = AsyncStream<ScanEvent>.makeStream(bufferingPolicy: .bufferingNewest(bufferSize))
+        channel = ScanEventChannel(capacity: self.bufferSize)
+        events = ScanEvents(channel: channel)
         let token = manager.observe { [weak self] event in self?.handle(event) }
         self.token.withLock { $0 = token }
     }
 
     deinit {
         token.withLock { $0?.cancel() }
-        continuation.finish()
+        channel.finish()
     }
 
     /// Stops reporting and finishes `events` (after the events still gathered).
     public func stop() {
         token.withLock { $0?.cancel() }
         flush()
-        continuation.finish()
+        channel.finish()
     }
 
     /// Switches to another adapter (or none). Devices of the old one are reported lost.
@@ -89,9 +93,8 @@ public final class AdvertisementScanner: Sendable {
 
     private func emit(_ event: ScanEvent) {
         guard coalescing > .zero else {
-            if case .dropped = continuation.yield(event) {
-                state.withLock { $0.dropped += 1 }
-            }
+            let dropped = channel.append(contentsOf: CollectionOfOne(event))
+            if dropped > 0 { state.withLock { $0.dropped += UInt64(dropped) } }
             return
         }
         let startInterval = state.withLock { state -> Bool in
@@ -103,6 +106,10 @@ public final class AdvertisementScanner: Sendable {
             return true
         }
         guard startInterval else { return }
+        // On the connection's thread, which is awake at this rate anyway: no task
+        // and no timer thread per batch.
+        let scheduled = connection.schedule(after: coalescing) { [weak self] in self?.flush() }
+        guard !scheduled else { return }
         let interval = coalescing
         Task { [weak self] in
             try? await Task.sleep(for: interval)
@@ -119,11 +126,9 @@ public final class AdvertisementScanner: Sendable {
     }
 
     /// Yields the gathered events. Under the state lock, so that batches stay in
-    /// order; `yield` only enqueues the consumer, it never calls back into us.
+    /// order; the channel only resumes the consumer, it never calls back into us.
     private func hand(_ state: inout State) {
-        for event in state.pending {
-            if case .dropped = continuation.yield(event) { state.dropped += 1 }
-        }
+        state.dropped += UInt64(channel.append(contentsOf: state.pending))
         state.pending.removeAll(keepingCapacity: true)
     }
 
@@ -154,17 +159,20 @@ public final class AdvertisementScanner: Sendable {
     }
 
     private func report(_ path: DBusObjectPath, _ properties: [String: DBusValue]) {
-        guard let adapter = state.withLock({ $0.adapter }), path.isDescendant(of: adapter),
-            let value = properties["ManufacturerData"],
+        guard let value = properties["ManufacturerData"],
             let data = Self.manufacturerData(value, company: companyID),
             case .string(let address)? = properties["Address"]
         else { return }
         let addressType: String = if case .string(let t)? = properties["AddressType"] { t } else { "public" }
         let rssi: Int16? = if case .int16(let r)? = properties["RSSI"] { r } else { nil }
-        state.withLock {
-            if $0.reported[path] == nil { $0.reported[path] = address }
-            $0.reports += 1
+        // One lock for the adapter check and the bookkeeping: this runs per advertisement.
+        let adapter: DBusObjectPath? = state.withLock { state in
+            guard let adapter = state.adapter, path.isDescendant(of: adapter) else { return nil }
+            if state.reported[path] == nil { state.reported[path] = address }
+            state.reports += 1
+            return adapter
         }
+        guard let adapter else { return }
         emit(
             .report(
                 AdvertisementReport(

@@ -90,9 +90,9 @@ public final class BlueZObjectManager: Sendable {
             guard message.body.count == 3, case .string(let new) = message.body[2] else { return }
             manager?.ownerChanged(to: new.isEmpty ? nil : new)
         }
-        let handler = try await connection.addSignalHandler(matching: DBusMatchRule(sender: BlueZ.serviceName)) {
-            [weak manager] message in manager?.apply(message)
-        }
+        let handler = try await connection.addSignalHandler(
+            matching: DBusMatchRule(sender: BlueZ.serviceName),
+            reader: { [weak manager] reader in manager?.apply(reader) })
         manager.tasks.withLock { $0 = (handler, owners) }
         let current = try await connection.nameOwner(of: BlueZ.serviceName)
         if let current, manager.state.withLock({ $0.owner == nil }) {
@@ -249,6 +249,88 @@ public final class BlueZObjectManager: Sendable {
         notify(added + [.serviceAppeared])
     }
 
+    /// A signal from bluetoothd, read in place. `PropertiesChanged`, which
+    /// bluetoothd sends for every advertisement heard while discovering, is read
+    /// straight into the change it describes; other signals are decoded whole.
+    private func apply(_ reader: DBusMessageReader) {
+        guard reader.isSignal(interface: "org.freedesktop.DBus.Properties", member: "PropertiesChanged"),
+            reader.hasSignature("sa{sv}as")
+        else {
+            if let message = try? reader.decodeMessage() { apply(message) }
+            return
+        }
+        guard let path = reader.path, let interface = reader.readString(preferring: Device1.interface) else { return }
+        reader.next()
+        var changed: [String: DBusValue] = [:]
+        // bluetoothd's advertisement signals carry two or three properties.
+        changed.reserveCapacity(4)
+        reader.enter()
+        while reader.typeCode == UInt8(ascii: "e") {
+            reader.enter()
+            guard let name = reader.readString(preferring: "ManufacturerData") else { return }
+            reader.next()
+            if let value = Self.readDeviceProperty(name, reader) {
+                changed[name] = value
+            } else {
+                guard let value = try? reader.readValue() else { return }
+                if case .variant(let inner) = value { changed[name] = inner } else { changed[name] = value }
+            }
+            reader.leave()
+            reader.next()
+        }
+        reader.leave()
+        reader.next()
+        var invalidated: [String] = []
+        reader.enter()
+        while let name = reader.readString() {
+            invalidated.append(name)
+            reader.next()
+        }
+        propertiesChanged(path, interface: interface, changed: changed, invalidated: invalidated)
+    }
+
+    /// `ManufacturerData` of bytes (`a{qv}`, each variant `ay`) and `RSSI` (`n`),
+    /// the properties of every advertisement, read from the variant at the
+    /// reader's position into the same value a full decoding gives, with fewer
+    /// allocations. Nil for other properties or other shapes (an empty
+    /// dictionary, data that is not bytes): the caller decodes those in full.
+    private static func readDeviceProperty(_ name: String, _ reader: DBusMessageReader) -> DBusValue? {
+        guard reader.enter() else { return nil }
+        defer { reader.leave() }
+        switch name {
+        case "RSSI":
+            return reader.readInt16().map(DBusValue.int16)
+        case "ManufacturerData":
+            guard reader.elementTypeCode == UInt8(ascii: "e"), reader.enter() else { return nil }
+            var entries: [DBusValue] = []
+            var readable = true
+            while readable && reader.typeCode == UInt8(ascii: "e") {
+                reader.enter()
+                if let company = reader.readUInt16(), reader.next(), reader.enter() {
+                    if let bytes = reader.readBytes() {
+                        entries.append(
+                            .dictEntry(.uint16(company), .variant(.array(element: .byte, bytes.map(DBusValue.byte)))))
+                    } else {
+                        readable = false
+                    }
+                    reader.leave()
+                } else {
+                    readable = false
+                }
+                reader.leave()
+                reader.next()
+            }
+            reader.leave()
+            guard readable, !entries.isEmpty else { return nil }
+            return .array(element: manufacturerDataEntry, entries)
+        default:
+            return nil
+        }
+    }
+
+    /// `{qv}`, kept rather than built (a `DBusType` container is a heap box).
+    private static let manufacturerDataEntry: DBusType = .dictEntry(key: .uint16, value: .variant)
+
     private func apply(_ message: DBusMessage) {
         guard let path = message.path else { return }
         switch (message.interface, message.member) {
@@ -276,18 +358,29 @@ public final class BlueZObjectManager: Sendable {
                 let changed = message.body[1].vardict,
                 let invalidated = message.body[2].arrayElements?.compactMap(\.string)
             else { return }
-            // In place: copying the interface's properties per signal would cost a
-            // dictionary copy at the rate bluetoothd reports advertisements.
-            let current: [String: DBusValue]? = state.withLock { state in
-                guard state.objects[path]?[interface] != nil else { return nil }
-                if state.journal != nil { state.journal?.set(path, interface, Array(changed.keys) + invalidated) }
-                return state.objects[path]?[interface]?.apply(changed: changed, invalidated: invalidated)
-            }
-            guard let current else { return }
-            notify(.propertiesChanged(path, interface: interface, changed: changed, invalidated: invalidated, current: current))
+            propertiesChanged(path, interface: interface, changed: changed, invalidated: invalidated)
         default:
             return
         }
+    }
+
+    private func propertiesChanged(
+        _ path: DBusObjectPath, interface: String, changed: [String: DBusValue], invalidated: [String]
+    ) {
+        // In place: copying the interface's properties per signal would cost a
+        // dictionary copy at the rate bluetoothd reports advertisements.
+        let current: [String: DBusValue]? = state.withLock { state in
+            // Through indices: the values are changed where they lie, with no
+            // optional taken out of each dictionary and written back.
+            guard let object = state.objects.index(forKey: path),
+                let entry = state.objects.values[object].index(forKey: interface)
+            else { return nil }
+            let current = state.objects.values[object].values[entry].apply(changed: changed, invalidated: invalidated)
+            if state.journal != nil { state.journal?.set(path, interface, Array(changed.keys) + invalidated) }
+            return current
+        }
+        guard let current else { return }
+        notify(.propertiesChanged(path, interface: interface, changed: changed, invalidated: invalidated, current: current))
     }
 
     static func parseInterfaces(_ value: DBusValue) -> Interfaces? {

@@ -143,7 +143,7 @@ public actor LERadio {
     }
 
     /// The scan events of the chosen adapter.
-    public nonisolated var scanEvents: AsyncStream<ScanEvent> { scanner.events }
+    public nonisolated var scanEvents: ScanEvents { scanner.events }
 
     public var status: Status {
         Status(

@@ -129,7 +129,7 @@ say("ready \(getpid())")
 /// Reads the scan events the way `HandoffDaemon.run` does: an actor iterating
 /// `LERadio.scanEvents`, off the main actor.
 actor Consumer {
-    func run(_ events: AsyncStream<ScanEvent>, company: UInt16, expected: UInt64) async -> Tally {
+    func run(_ events: ScanEvents, company: UInt16, expected: UInt64) async -> Tally {
         var tally = Tally()
         for await event in events {
             guard case .report(let report) = event, report.companyID == company, report.data.count >= 8 else {

@@ -22,6 +22,8 @@ final class ConnectionCore: @unchecked Sendable {
     // MARK: Loop-confined state
     private(set) var connection: OpaquePointer?
     private var decoder = MessageDecoder()
+    /// Lent to reader subscriptions, one message at a time.
+    private let reader = DBusMessageReader()
     private var pendingCalls: [UInt64: PendingReply] = [:]
     private var subscriptions: [UInt64: Subscription] = [:]
     /// Owners of the well-known names used as `sender` in subscriptions.
@@ -32,8 +34,31 @@ final class ConnectionCore: @unchecked Sendable {
     /// `finish` once when the connection closes.
     struct Subscription {
         let rule: DBusMatchRule
-        let deliver: @Sendable (DBusMessage) -> Void
+        /// Takes the decoded message; nil for a reader subscription.
+        let deliver: (@Sendable (DBusMessage) -> Void)?
+        /// Reads the message in place (`addSignalHandler(matching:reader:)`).
+        let read: (@Sendable (DBusMessageReader) -> Void)?
         let finish: @Sendable (DBusError) -> Void
+
+        init(
+            rule: DBusMatchRule, deliver: @escaping @Sendable (DBusMessage) -> Void,
+            finish: @escaping @Sendable (DBusError) -> Void
+        ) {
+            self.rule = rule
+            self.deliver = deliver
+            self.read = nil
+            self.finish = finish
+        }
+
+        init(
+            rule: DBusMatchRule, read: @escaping @Sendable (DBusMessageReader) -> Void,
+            finish: @escaping @Sendable (DBusError) -> Void
+        ) {
+            self.rule = rule
+            self.deliver = nil
+            self.read = read
+            self.finish = finish
+        }
     }
     struct TrackedName {
         var owner: String?
@@ -228,14 +253,17 @@ final class ConnectionCore: @unchecked Sendable {
         // Replies reach this filter only when no pending call wants them (a late
         // reply to a cancelled or timed-out call): nothing to decode them for.
         let type = dbus_message_get_type(raw)
-        guard type == CDBUS_MESSAGE_TYPE_SIGNAL || type == CDBUS_MESSAGE_TYPE_METHOD_CALL else {
+        if type == CDBUS_MESSAGE_TYPE_SIGNAL {
+            return handleSignal(raw)
+        }
+        guard type == CDBUS_MESSAGE_TYPE_METHOD_CALL else {
             return DBUS_HANDLER_RESULT_NOT_YET_HANDLED
         }
         let message: DBusMessage
         do { message = try decoder.decode(raw) } catch {
             // A call we cannot read still gets a precise answer (libdbus itself
             // would reply UnknownMethod).
-            if type == CDBUS_MESSAGE_TYPE_METHOD_CALL, dbus_message_get_no_reply(raw) == 0, let connection,
+            if dbus_message_get_no_reply(raw) == 0, let connection,
                 let reply = dbus_message_new_error(
                     raw, DBusError.Name.invalidArgs.rawValue, "cannot decode the arguments: \(error)")
             {
@@ -245,23 +273,90 @@ final class ConnectionCore: @unchecked Sendable {
             }
             return DBUS_HANDLER_RESULT_NOT_YET_HANDLED
         }
-        switch message.kind {
-        case .signal:
-            if message.interface == "org.freedesktop.DBus.Local" && message.member == "Disconnected" {
-                shutDown(reason: DBusError(.disconnected, "the bus closed the connection"))
-                return DBUS_HANDLER_RESULT_HANDLED
-            }
-            noteNameOwnerChange(message)
-            for (_, subscription) in subscriptions where subscription.rule.matches(message, ownerOf: owner(of:)) {
-                subscription.deliver(message)
-            }
+        objects.handle(message, core: self)
+        return DBUS_HANDLER_RESULT_HANDLED
+    }
+
+    /// Hands a signal to the subscriptions it matches. It is decoded into a
+    /// `DBusMessage` only when one of them needs that (a message handler, or a
+    /// rule on arguments); reader subscriptions whose rules are on header
+    /// fields alone read it in place.
+    private func handleSignal(_ raw: OpaquePointer) -> DBusHandlerResult {
+        if dbus_message_is_signal(raw, "org.freedesktop.DBus.Local", "Disconnected") != 0 {
+            shutDown(reason: DBusError(.disconnected, "the bus closed the connection"))
             return DBUS_HANDLER_RESULT_HANDLED
-        case .methodCall:
-            objects.handle(message, core: self)
-            return DBUS_HANDLER_RESULT_HANDLED
-        case .methodReturn, .error:
-            return DBUS_HANDLER_RESULT_NOT_YET_HANDLED
         }
+        var decoded: DBusMessage?
+        var undecodable = false
+        func message() -> DBusMessage? {
+            if decoded == nil && !undecodable {
+                do { decoded = try decoder.decode(raw) } catch { undecodable = true }
+            }
+            return decoded
+        }
+        if dbus_message_is_signal(raw, DBusConnection.busInterface, "NameOwnerChanged") != 0,
+            let message = message()
+        {
+            noteNameOwnerChange(message)
+        }
+        for (_, subscription) in subscriptions {
+            if let read = subscription.read, subscription.rule.isHeaderOnly {
+                guard headerMatches(subscription.rule, raw) else { continue }
+                reader.reset(raw)
+                read(reader)
+                reader.clear()
+                continue
+            }
+            // The header first: most rules turn most signals away there, undecoded.
+            guard headerMatches(subscription.rule, raw), let message = message(),
+                subscription.rule.matches(message, ownerOf: owner(of:))
+            else { continue }
+            if let deliver = subscription.deliver {
+                deliver(message)
+            } else if let read = subscription.read {
+                reader.reset(raw)
+                read(reader)
+                reader.clear()
+            }
+        }
+        return undecodable ? DBUS_HANDLER_RESULT_NOT_YET_HANDLED : DBUS_HANDLER_RESULT_HANDLED
+    }
+
+    /// `DBusMatchRule.matches` for a rule on header fields only, read from
+    /// libdbus's copy of the message without decoding it.
+    private func headerMatches(_ rule: DBusMatchRule, _ raw: OpaquePointer) -> Bool {
+        if let type = rule.type, type != .signal { return false }
+        if let wanted = rule.sender {
+            guard let actual = dbus_message_get_sender(raw) else { return false }
+            if !Self.equal(wanted, actual) {
+                if wanted.hasPrefix(":") || wanted == DBusConnection.busName { return false }
+                guard let owner = owner(of: wanted), Self.equal(owner, actual) else { return false }
+            }
+        }
+        if let interface = rule.interface {
+            guard let actual = dbus_message_get_interface(raw), Self.equal(interface, actual) else { return false }
+        }
+        if let member = rule.member {
+            guard let actual = dbus_message_get_member(raw), Self.equal(member, actual) else { return false }
+        }
+        if let path = rule.path {
+            guard let actual = dbus_message_get_path(raw), Self.equal(path.rawValue, actual) else { return false }
+        }
+        if let namespace = rule.pathNamespace {
+            guard let actual = dbus_message_get_path(raw) else { return false }
+            let messagePath = DBusObjectPath(validated: String(cString: actual))
+            guard messagePath == namespace || messagePath.isDescendant(of: namespace) else { return false }
+        }
+        if let destination = rule.destination {
+            guard let actual = dbus_message_get_destination(raw), Self.equal(destination, actual) else {
+                return false
+            }
+        }
+        return true
+    }
+
+    private static func equal(_ string: String, _ cString: UnsafePointer<CChar>) -> Bool {
+        string.withCString { strcmp($0, cString) == 0 }
     }
 
     // MARK: Subscriptions (loop thread)

@@ -35,13 +35,33 @@ extension DBusConnection {
         _ handler: @escaping @Sendable (DBusMessage) -> Void,
         onFinish: @escaping @Sendable (DBusError) -> Void = { _ in }
     ) async throws -> DBusSignalHandler {
+        try await addSubscription(rule, .init(rule: rule, deliver: handler, finish: onFinish))
+    }
+
+    /// Like `addSignalHandler(matching:_:onFinish:)`, but `handler` reads each
+    /// signal in place through a `DBusMessageReader` instead of receiving a
+    /// decoded `DBusMessage`: for signals that arrive at bus rate and of which
+    /// the handler needs a few fields. The reader is valid only during the call.
+    /// When the rule matches on arguments the signal is decoded anyway, to match it.
+    public func addSignalHandler(
+        matching rule: DBusMatchRule,
+        reader handler: @escaping @Sendable (DBusMessageReader) -> Void,
+        onFinish: @escaping @Sendable (DBusError) -> Void = { _ in }
+    ) async throws -> DBusSignalHandler {
+        try await addSubscription(rule, .init(rule: rule, read: handler, finish: onFinish))
+    }
+
+    private func addSubscription(_ rule: DBusMatchRule, _ subscription: ConnectionCore.Subscription) async throws
+        -> DBusSignalHandler
+    {
+        let handler = subscription
         try rule.validate()
         let trackedSender = rule.sender.flatMap { $0.hasPrefix(":") || $0 == Self.busName ? nil : $0 }
         if let trackedSender { try await trackOwner(of: trackedSender) }
         let id = core.makeID()
         do {
             try await onLoop { core in
-                core.addSubscription(id, .init(rule: rule, deliver: handler, finish: onFinish))
+                core.addSubscription(id, handler)
             }
             try await callBus("AddMatch", [.string(rule.text)])
         } catch {

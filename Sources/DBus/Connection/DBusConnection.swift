@@ -161,6 +161,16 @@ public final class DBusConnection: Sendable {
     }
 
     /// Runs `body` on the connection's thread and returns its result.
+    /// Runs `job` on the connection's own thread once `delay` has passed, in
+    /// turn with the signal handlers (see `addSignalHandler`), so it must be as
+    /// quick as they are. The thread wakes for it only when nothing else wakes it
+    /// first. If the connection closes before then, the job runs as it closes.
+    /// - Returns: false when the connection is closed and the job will never run.
+    @discardableResult
+    public func schedule(after delay: Duration, _ job: @escaping @Sendable () -> Void) -> Bool {
+        core.loop.enqueue(after: delay, job)
+    }
+
     func onLoop<T: Sendable>(_ body: @escaping @Sendable (ConnectionCore) throws -> T) async throws -> T {
         let core = self.core
         return try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, Error>) in

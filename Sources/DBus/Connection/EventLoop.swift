@@ -33,6 +33,8 @@ final class EventLoop: @unchecked Sendable {
         var deadline: UInt64
     }
     private var timers: [Timer] = []
+    /// Jobs waiting for a deadline (`enqueue(after:_:)`), in no particular order.
+    private var delayed: [(deadline: UInt64, job: Job)] = []
     private var stopRequested = false
     /// Called once per iteration, after events and jobs: dispatches queued messages.
     var onIteration: (() -> Void)?
@@ -71,6 +73,21 @@ final class EventLoop: @unchecked Sendable {
         }
         if wasEmpty { wake() }
         return accepted
+    }
+
+    /// Queues `job` to run on the loop thread once `delay` has passed. The loop
+    /// wakes for it only if nothing else wakes it first: no thread of its own.
+    /// - Returns: false when the loop has exited and the job will never run.
+    @discardableResult
+    func enqueue(after delay: Duration, _ job: @escaping Job) -> Bool {
+        let (seconds, attoseconds) = delay.components
+        let nanoseconds = max(0, seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
+        let deadline = Self.now() + UInt64(nanoseconds)
+        if isLoopThread {
+            delayed.append((deadline, job))
+            return true
+        }
+        return enqueue { [unowned self] in self.delayed.append((deadline, job)) }
     }
 
     /// Wakes the loop from `epoll_wait`.
@@ -145,6 +162,7 @@ final class EventLoop: @unchecked Sendable {
         while true {
             runJobs()
             fireExpiredTimers()
+            runDueDelayedJobs()
             onIteration?()
             if stopRequested { break }
             let hasJobs = queue.withLock { !$0.jobs.isEmpty }
@@ -165,6 +183,10 @@ final class EventLoop: @unchecked Sendable {
             return queue.jobs
         }
         for job in late { job() }
+        // Delayed jobs too, early rather than never.
+        let delayedJobs = delayed.map(\.job)
+        delayed.removeAll()
+        for job in delayedJobs { job() }
         let waiters = exited.withLock { state in
             state.done = true
             defer { state.waiters.removeAll() }
@@ -274,8 +296,24 @@ final class EventLoop: @unchecked Sendable {
         }
     }
 
+    private func runDueDelayedJobs() {
+        guard !delayed.isEmpty else { return }
+        let now = Self.now()
+        guard delayed.contains(where: { $0.deadline <= now }) else { return }
+        var due: [Job] = []
+        delayed.removeAll { entry in
+            guard entry.deadline <= now else { return false }
+            due.append(entry.job)
+            return true
+        }
+        for job in due { job() }
+    }
+
     private func millisecondsUntilNextTimer() -> Int32 {
-        guard let next = timers.map(\.deadline).min() else { return -1 }
+        var next: UInt64?
+        for timer in timers { next = min(next ?? timer.deadline, timer.deadline) }
+        for entry in delayed { next = min(next ?? entry.deadline, entry.deadline) }
+        guard let next else { return -1 }
         let now = Self.now()
         if next <= now { return 0 }
         return Int32(clamping: (next - now + 999_999) / 1_000_000)

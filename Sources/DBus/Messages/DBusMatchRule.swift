@@ -79,6 +79,9 @@ public struct DBusMatchRule: Sendable, Hashable {
         for value in arguments.values { try check(DBusNames.isValidString(value), "argument contains NUL") }
     }
 
+    /// True when the rule looks at header fields only (no arguments).
+    var isHeaderOnly: Bool { arguments.isEmpty && argumentPaths.isEmpty }
+
     /// True when `message` satisfies every field of the rule.
     /// - Parameter ownerOf: the current unique owner of a well-known name, if known.
     public func matches(_ message: DBusMessage, ownerOf: (String) -> String? = { _ in nil }) -> Bool {

@@ -56,6 +56,29 @@ struct MessageDecoder {
         return types
     }
 
+    /// The value at `iter`, of whatever type it has.
+    mutating func decodeAny(_ iter: inout DBusMessageIter) throws(DBusDecodingError) -> DBusValue {
+        let code = dbus_message_iter_get_arg_type(&iter)
+        let type: DBusType
+        if let basic = DBusType.basic(code: UInt8(truncatingIfNeeded: code)) {
+            type = basic
+        } else if code == CDBUS_TYPE_VARIANT {
+            type = .variant
+        } else if let simple = Self.simpleArrayType(&iter) {
+            type = simple
+        } else {
+            guard code != CDBUS_TYPE_INVALID, let raw = dbus_message_iter_get_signature(&iter) else {
+                throw .invalidValue("no value to read")
+            }
+            let text = String(cString: raw)
+            dbus_free(raw)
+            let parsed = try parse(text)
+            guard parsed.count == 1 else { throw .invalidValue("signature '\(text)' is not one type") }
+            type = parsed[0]
+        }
+        return try decodeValue(&iter, as: type)
+    }
+
     private mutating func decodeValue(_ iter: inout DBusMessageIter, as type: DBusType) throws(DBusDecodingError)
         -> DBusValue
     {

@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 /// A validated D-Bus object path, such as `/org/bluez/hci0`.
 ///
 /// A path starts with `/`, its elements are non-empty runs of `[A-Za-z0-9_]`
@@ -57,7 +60,17 @@ public struct DBusObjectPath: Sendable, Hashable, Comparable {
     /// True when `self` lies strictly below `ancestor` in the tree.
     public func isDescendant(of ancestor: DBusObjectPath) -> Bool {
         if ancestor.rawValue == "/" { return rawValue != "/" }
-        return rawValue.hasPrefix(ancestor.rawValue + "/")
+        // Byte by byte, without building "ancestor/": this runs per advertisement.
+        let fast = rawValue.utf8.withContiguousStorageIfAvailable { path in
+            ancestor.rawValue.utf8.withContiguousStorageIfAvailable { prefix in
+                path.count > prefix.count && path[prefix.count] == UInt8(ascii: "/")
+                    && memcmp(path.baseAddress!, prefix.baseAddress!, prefix.count) == 0
+            }
+        }
+        if let fast, let result = fast { return result }
+        let path = rawValue.utf8, prefix = ancestor.rawValue.utf8
+        guard path.count > prefix.count, path.starts(with: prefix) else { return false }
+        return path[path.index(path.startIndex, offsetBy: prefix.count)] == UInt8(ascii: "/")
     }
 
     public static func < (lhs: DBusObjectPath, rhs: DBusObjectPath) -> Bool { lhs.rawValue < rhs.rawValue }

@@ -1,0 +1,57 @@
+@testable import BlueZ
+import DBus
+import Testing
+
+/// `ScanEvents`: a bounded buffer that keeps the newest events, shared by its
+/// iterators, finished by the scanner or by a cancelled wait.
+@Suite(.timeLimit(.minutes(1))) struct ScanEventsTests {
+    static func lost(_ n: Int) -> ScanEvent { .lost(device: try! DBusObjectPath("/org/bluez/hci0/dev_\(n)"), address: "\(n)") }
+
+    static func number(_ event: ScanEvent?) -> Int? {
+        guard case .lost(_, let address)? = event else { return nil }
+        return Int(address)
+    }
+
+    @Test func keepsTheNewestAndCountsWhatItDrops() async {
+        let channel = ScanEventChannel(capacity: 10)
+        let events = ScanEvents(channel: channel)
+        var dropped = 0
+        for n in 0..<25 { dropped += channel.append(contentsOf: [Self.lost(n)]) }
+        dropped += channel.append(contentsOf: (25..<30).map(Self.lost))
+        #expect(dropped == 20)
+        channel.finish()
+        var numbers: [Int] = []
+        for await event in events { numbers.append(Self.number(event) ?? -1) }
+        #expect(numbers == Array(20..<30))
+    }
+
+    @Test func iteratorsShareOneBufferInOrder() async {
+        let channel = ScanEventChannel(capacity: 100)
+        let events = ScanEvents(channel: channel)
+        channel.append(contentsOf: (0..<6).map(Self.lost))
+        var first = events.makeAsyncIterator()
+        #expect(Self.number(await first.next()) == 0)
+        #expect(Self.number(await first.next()) == 1)
+        var second = events.makeAsyncIterator()
+        #expect(Self.number(await second.next()) == 2)
+        channel.finish()
+        var rest: [Int] = []
+        for await event in events { rest.append(Self.number(event) ?? -1) }
+        #expect(rest == [3, 4, 5])
+    }
+
+    @Test func aWaitingConsumerGetsTheNextEventAndCancellationEndsTheSequence() async throws {
+        let channel = ScanEventChannel(capacity: 10)
+        let events = ScanEvents(channel: channel)
+        let reader = Task { () -> [Int] in
+            var numbers: [Int] = []
+            for await event in events { numbers.append(Self.number(event) ?? -1) }
+            return numbers
+        }
+        try await Task.sleep(for: .milliseconds(50))
+        channel.append(contentsOf: [Self.lost(7)])
+        try await Task.sleep(for: .milliseconds(50))
+        reader.cancel()
+        #expect(await reader.value == [7])
+    }
+}
