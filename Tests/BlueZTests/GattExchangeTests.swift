@@ -103,11 +103,18 @@ import Testing
             try await Adapter1.stopDiscovery(adapter: GattExchangeTests.hci1, on: connection)
             try await Device1.connect(device, on: connection, timeout: .seconds(10))
             try await manager.waitForServicesResolved(device, timeout: .seconds(10))
-            // Found by UUID, whatever the case.
-            let service = try #require(manager.gattService(uuid: GattExchangeTests.serviceUUID.uppercased(), of: device))
-            #expect(service.device == device)
-            request = try #require(manager.gattCharacteristic(uuid: GattExchangeTests.requestUUID, in: service.path))
-            response = try #require(manager.gattCharacteristic(uuid: GattExchangeTests.responseUUID, in: service.path))
+            // Found by UUID, whatever the case; the objects may follow ServicesResolved.
+            let found3 = try #require(
+                await manager.first(within: Duration.seconds(5)) { () -> (GattService1, GattCharacteristic1, GattCharacteristic1)? in
+                    guard let service = manager.gattService(uuid: GattExchangeTests.serviceUUID.uppercased(), of: device),
+                        let request = manager.gattCharacteristic(uuid: GattExchangeTests.requestUUID, in: service.path),
+                        let response = manager.gattCharacteristic(uuid: GattExchangeTests.responseUUID, in: service.path)
+                    else { return nil }
+                    return (service, request, response)
+                })
+            #expect(found3.0.device == device)
+            request = found3.1
+            response = found3.2
         }
 
         /// Subscribes, writes the request, and collects notifications until `done` says so.

@@ -211,9 +211,14 @@ struct Stranger {
                 try? await Device1.disconnect(candidate.path, on: connection)
                 continue
             }
-            let service = try #require(manager.gattService(uuid: "7a955467-538c-4b86-9aa8-9ef63d05d0a7", of: candidate.path))
+            // The objects may follow ServicesResolved.
+            let path = candidate.path
             let characteristic = try #require(
-                manager.gattCharacteristic(uuid: "608ea25e-3522-42f7-9392-b9b48ba74640", in: service.path))
+                await manager.first(within: Duration.seconds(5)) { () -> GattCharacteristic1? in
+                    guard let service = manager.gattService(uuid: "7a955467-538c-4b86-9aa8-9ef63d05d0a7", of: path)
+                    else { return nil }
+                    return manager.gattCharacteristic(uuid: "608ea25e-3522-42f7-9392-b9b48ba74640", in: service.path)
+                })
             device = candidate.path
             request = characteristic.path
             beacon = candidate.manufacturerData[0xFFFF] ?? []
