@@ -229,10 +229,17 @@ final class ContinuationFetch: Sendable {
             guard let device = await currentDevice() else {
                 throw ContinueFailed(.outOfRange, "the origin device is no longer heard")
             }
+            let waitStart = ContinuousClock.now
             await awaitDisconnection(device)
-            // Removed after an earlier continuation: bluetoothd makes it again when it hears the device.
+            let waited = ContinuousClock.now - waitStart
+            if waited > .milliseconds(50) { trace("waited \(waited) for an earlier link to \(device) to go") }
+            // Removed after an earlier continuation: bluetoothd makes it again when it hears the
+            // device; wait for that (or, after a while, look again for a newer beacon's device).
             guard let known = manager.device(device) else {
-                try await Task.sleep(for: .milliseconds(100))
+                trace("waiting to hear \(device) again")
+                let manager = self.manager
+                _ = await manager.first(within: .milliseconds(300)) { manager.device(device) }
+                try Task.checkCancellation()
                 continue
             }
             state.withLock { state in
