@@ -49,7 +49,7 @@ extension BlueZObjectManager {
     ///   `org.freedesktop.DBus.Error.Timeout` after `timeout`, `…Cancelled` when
     ///   the task is cancelled.
     public func waitForServicesResolved(_ device: DBusObjectPath, timeout: Duration = .seconds(30)) async throws {
-        let waiter = OneShot()
+        let waiter = OneShot<Void>()
         let token = observe { event in
             switch event {
             case .propertiesChanged(let path, let interface, let changed, _, let current)
@@ -95,47 +95,32 @@ extension BlueZObjectManager {
     /// exported just before (seen on the VM rig).
     public func first<T: Sendable>(within timeout: Duration, _ find: @escaping @Sendable () -> T?) async -> T? {
         if let found = find() { return found }
-        let result = Mutex<(value: T?, done: Bool, waiter: CheckedContinuation<T?, Never>?)>((nil, false, nil))
-        let finish: @Sendable (T?) -> Void = { value in
-            let waiter = result.withLock { state -> CheckedContinuation<T?, Never>? in
-                guard !state.done else { return nil }
-                state.done = true
-                state.value = value
-                defer { state.waiter = nil }
-                return state.waiter
-            }
-            waiter?.resume(returning: value)
-        }
+        let waiter = OneShot<T?>()
         let token = observe { _ in
-            if let found = find() { finish(found) }
+            if let found = find() { waiter.finish(.success(found)) }
         }
         defer { token.cancel() }
-        if let found = find() { finish(found) }
+        if let found = find() { waiter.finish(.success(found)) }
         let timer = Task {
             try? await Task.sleep(for: timeout)
-            finish(nil)
+            waiter.finish(.success(nil))
         }
         defer { timer.cancel() }
         return await withTaskCancellationHandler {
-            await withCheckedContinuation { (continuation: CheckedContinuation<T?, Never>) in
-                let ready = result.withLock { state -> (Bool, T?) in
-                    if !state.done { state.waiter = continuation }
-                    return (state.done, state.value)
-                }
-                if ready.0 { continuation.resume(returning: ready.1) }
-            }
+            (try? await waiter.value()) ?? nil
         } onCancel: {
-            finish(nil)
+            waiter.finish(.success(nil))
         }
     }
 }
 
 /// A result that is set once and awaited once, from any thread.
-private final class OneShot: Sendable {
-    private let state = Mutex<(result: Result<Void, DBusError>?, waiter: CheckedContinuation<Void, Error>?)>((nil, nil))
+private final class OneShot<Value: Sendable>: Sendable {
+    private let state = Mutex<(result: Result<Value, DBusError>?, waiter: CheckedContinuation<Value, Error>?)>((nil, nil))
 
-    func finish(_ result: Result<Void, DBusError>) {
-        let waiter = state.withLock { state -> CheckedContinuation<Void, Error>? in
+    /// Sets the result, unless one was set before; wakes the waiter.
+    func finish(_ result: Result<Value, DBusError>) {
+        let waiter = state.withLock { state -> CheckedContinuation<Value, Error>? in
             guard state.result == nil else { return nil }
             state.result = result
             defer { state.waiter = nil }
@@ -144,9 +129,9 @@ private final class OneShot: Sendable {
         waiter?.resume(with: result.mapError { $0 as Error })
     }
 
-    func value() async throws {
-        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, Error>) in
-            let ready = state.withLock { state -> Result<Void, DBusError>? in
+    func value() async throws -> Value {
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Value, Error>) in
+            let ready = state.withLock { state -> Result<Value, DBusError>? in
                 if state.result == nil { state.waiter = continuation }
                 return state.result
             }

@@ -144,6 +144,12 @@ public final class BlueZObjectManager: Sendable {
         objects(implementing: Adapter1.interface).compactMap { try? Adapter1(path: $0.path, properties: $0.properties) }
     }
 
+    /// The adapter's `LEAdvertisingManager1` (same path), when bluetoothd offers one.
+    public func advertisingManager(of adapter: DBusObjectPath) -> LEAdvertisingManager1? {
+        properties(of: adapter, interface: LEAdvertisingManager1.interface)
+            .flatMap { try? LEAdvertisingManager1(path: adapter, properties: $0) }
+    }
+
     /// The devices an adapter has heard.
     public func devices(on adapter: DBusObjectPath) -> [Device1] {
         objects(implementing: Device1.interface).compactMap { entry in

@@ -88,7 +88,7 @@ public actor LERadio {
     let logger: Logger
 
     // What is wanted.
-    private var wantedPayload: [UInt8]?
+    var wantedPayload: [UInt8]?
     /// The advertisement type in use: the configuration's until `setAdvertisementType` changes it.
     public private(set) var advertisementType: LEAdvertisementData.AdvertisingType
     /// True while `withholdAdvertising` keeps the advertisement off the air.
@@ -96,15 +96,15 @@ public actor LERadio {
     // What bluetoothd has, as far as we know.
     var adapter: Adapter1?
     var scanning = false
-    private var advertisement: LEAdvertisement1?
-    private var registered = false
+    var advertisement: LEAdvertisement1?
+    var registered = false
     /// The payload bluetoothd refused as too long, and why: not registered again
     /// until the wanted payload changes or bluetoothd or the adapter does.
-    private var tooLong: (payload: [UInt8], refusal: AdvertisementTooLong)?
+    var tooLong: (payload: [UInt8], refusal: AdvertisementTooLong)?
     /// The payload of the registered advertisement.
-    private var registeredPayload: [UInt8]?
+    var registeredPayload: [UInt8]?
     /// Its type: a registration of another type than `advertisementType` is redone.
-    private var registeredType: LEAdvertisementData.AdvertisingType?
+    var registeredType: LEAdvertisementData.AdvertisingType?
     private var poweringOn: DBusObjectPath?
     // Bookkeeping.
     private var phase: Phase = .waitingForBluetoothd
@@ -286,7 +286,7 @@ public actor LERadio {
         scanner.setAdapter(nil)
     }
 
-    private func released() async {
+    func released() async {
         guard registered else { return }
         logger.notice("bluetoothd released the advertisement")
         registered = false
@@ -381,91 +381,6 @@ public actor LERadio {
         }
         if let advertisingFailure { throw advertisingFailure }
         transition(to: .ready(chosen.interfaceName))
-    }
-
-    private func reconcileAdvertisement(on adapter: Adapter1) async throws {
-        // A refusal holds for the payload it was about only.
-        if let tooLong, tooLong.payload != wantedPayload { self.tooLong = nil }
-        guard let payload = wantedPayload, !advertisingWithheld else {
-            if registered, let advertisement {
-                try? await LEAdvertisingManager1.unregisterAdvertisement(
-                    advertisement.path, adapter: adapter.path, on: connection)
-            }
-            registered = false
-            registeredPayload = nil
-            await advertisement?.unexport()
-            advertisement = nil
-            return
-        }
-        // bluetoothd said this payload does not fit: sending it again cannot help.
-        if let tooLong, tooLong.payload == payload { return }
-        if registered && registeredPayload == payload && registeredType == advertisementType { return }
-        // Pause our discovery: a legacy controller cannot take the new random
-        // address while it scans. pass() resumes it. (When the adapter scans
-        // for another program only, StopDiscovery fails harmlessly.)
-        if scanning || adapter.discovering {
-            scanning = false
-            try? await Adapter1.stopDiscovery(adapter: adapter.path, on: connection)
-        }
-        let renewing = registered
-        if registered, let advertisement {
-            try? await LEAdvertisingManager1.unregisterAdvertisement(
-                advertisement.path, adapter: adapter.path, on: connection)
-            registered = false
-            registeredPayload = nil
-        }
-        let data = advertisementData(payload)
-        if let advertisement {
-            try await advertisement.update(data)
-        } else {
-            advertisement = try await LEAdvertisement1.export(
-                data, at: configuration.advertisementPath, on: connection
-            ) { [weak self] in
-                Task { await self?.released() }
-            }
-        }
-        guard let advertisement else { return }
-        do {
-            try await LEAdvertisingManager1.registerAdvertisement(advertisement.path, adapter: adapter.path, on: connection)
-        } catch let error as DBusError where error.is(.bluezAlreadyExists) {
-            // Still registered from before (a reply we did not get, a power
-            // cycle), perhaps with older data: register it afresh.
-            try? await LEAdvertisingManager1.unregisterAdvertisement(
-                advertisement.path, adapter: adapter.path, on: connection)
-            try await LEAdvertisingManager1.registerAdvertisement(advertisement.path, adapter: adapter.path, on: connection)
-        } catch let error as DBusError {
-            guard
-                let refusal = AdvertisementTooLong(
-                    error, data: data, maxAdvertisingLength: maxAdvertisingLength(of: adapter).map(Int.init))
-            else { throw error }
-            tooLong = (payload, refusal)
-            registered = false
-            logger.error("\(refusal)")
-            return
-        }
-        if renewing {
-            logger.debug("new data on the air on \(adapter.interfaceName)")
-        } else {
-            logger.info("advertising on \(adapter.interfaceName)")
-        }
-        registered = true
-        registeredPayload = payload
-        registeredType = data.type
-        // Whatever kept it off the air (a refusal, a failed pass) is over.
-        lastError = nil
-    }
-
-    /// The adapter's `MaxAdvLen`, when bluetoothd reports it.
-    private func maxAdvertisingLength(of adapter: Adapter1) -> UInt8? {
-        guard let properties = manager.properties(of: adapter.path, interface: LEAdvertisingManager1.interface)
-        else { return nil }
-        return (try? LEAdvertisingManager1(path: adapter.path, properties: properties))?.maxAdvertisingLength
-    }
-
-    private func advertisementData(_ payload: [UInt8]) -> LEAdvertisementData {
-        LEAdvertisementData(
-            type: advertisementType, manufacturerData: [configuration.companyID: payload],
-            minInterval: configuration.minInterval, maxInterval: configuration.maxInterval)
     }
 
     func scheduleRetry() {

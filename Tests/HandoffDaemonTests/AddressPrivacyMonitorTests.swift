@@ -46,23 +46,51 @@ import Testing
         return type
     }
 
+    /// A private bus, the simulator, and a radio on hci0 advertising 24 bytes.
+    struct Rig {
+        let bus: PrivateBus
+        let sim: SimulatedBlueZ
+        let connection: DBusConnection
+        /// Reads what bluetoothd reads, from outside the radio.
+        let observer: DBusConnection
+        let manager: BlueZObjectManager
+        let radio: LERadio
+        let radioTask: Task<Void, Never>
+
+        init(simulatorArguments: [String]) async throws {
+            bus = try PrivateBus()
+            sim = try await SimulatedBlueZ(bus: bus, arguments: simulatorArguments)
+            connection = try await DBusConnection.connect(to: .address(bus.address))
+            observer = try await DBusConnection.connect(to: .address(bus.address))
+            manager = try await BlueZObjectManager.start(on: connection)
+            var configuration = LERadio.Configuration()
+            configuration.adapter = .name("hci0")
+            let radio = LERadio(connection: connection, manager: manager, configuration: configuration)
+            self.radio = radio
+            radioTask = Task { await radio.run() }
+            await radio.advertise(Array(0..<24))
+        }
+
+        func stop() async {
+            radioTask.cancel()
+            _ = await radioTask.value
+            manager.stop()
+            await connection.close()
+            await observer.close()
+            await sim.stop()
+            bus.stop()
+        }
+    }
+
     @Test func followsTheKernelAcrossPowerCyclesAndBluetoothdRestarts() async throws {
-        let bus = try PrivateBus()
-        let sim = try await SimulatedBlueZ(bus: bus, arguments: ["--extended-advertising"])
-        let connection = try await DBusConnection.connect(to: .address(bus.address))
-        let observer = try await DBusConnection.connect(to: .address(bus.address))
-        let manager = try await BlueZObjectManager.start(on: connection)
-        var configuration = LERadio.Configuration()
-        configuration.adapter = .name("hci0")
-        let radio = LERadio(connection: connection, manager: manager, configuration: configuration)
-        let radioTask = Task { await radio.run() }
-        await radio.advertise(Array(0..<24))
+        let rig = try await Rig(simulatorArguments: ["--extended-advertising"])
+        let (sim, observer, radio) = (rig.sim, rig.observer, rig.radio)
 
         let kernel = Mutex<KernelPrivacy>(.known(.on))
         let asked = Mutex<[String]>([])
         let record = LogRecord()
         let monitor = AddressPrivacyMonitor(
-            manager: manager, radio: radio, selector: .name("hci0"), configured: .peripheral,
+            manager: rig.manager, radio: radio, selector: .name("hci0"), configured: .peripheral,
             mainConfPath: "/nonexistent/main.conf",
             readKernel: { name in
                 asked.withLock { $0.append(name) }
@@ -80,14 +108,14 @@ import Testing
         // monitor asks again and peripheral is refused; the advertisement is broadcast.
         kernel.withLock { $0 = .known(.off) }
         let before = asked.withLock { $0.count }
-        try await Adapter1.setPowered(false, adapter: "/org/bluez/hci0", on: connection)
+        try await Adapter1.setPowered(false, adapter: "/org/bluez/hci0", on: rig.connection)
         try await eventually { asked.withLock { $0.count } > before }
         try await eventually { try await Self.exportedType(radio, from: observer) == "broadcast" }
         let refused = try #require(await monitor.availability)
         #expect(refused.state == "unavailable" && refused.addressPrivacy == "off")
         #expect(refused.reason.hasPrefix("advertisement_type = \"peripheral\" refused"))
         // The radio powers it on again: asked again, same state, not logged again.
-        try await eventually { manager.adapters().first { $0.interfaceName == "hci0" }?.powered == true }
+        try await eventually { rig.manager.adapters().first { $0.interfaceName == "hci0" }?.powered == true }
         try await eventually { asked.withLock { $0.count } > before + 1 }
         #expect(record.count(containing: "refused") == 1, "\(record.lines.withLock { $0 })")
         #expect(record.lines.withLock { $0.last?.hasPrefix("error ") == true })
@@ -100,14 +128,8 @@ import Testing
         #expect(record.count(containing: "refused") == 1)
 
         monitorTask.cancel()
-        radioTask.cancel()
-        _ = await radioTask.value
         _ = await monitorTask.value
-        manager.stop()
-        await connection.close()
-        await observer.close()
-        await sim.stop()
-        bus.stop()
+        await rig.stop()
     }
 
     /// hci0's `ActiveInstances`, as bluetoothd reports it.
@@ -124,19 +146,11 @@ import Testing
     /// keeps the beacon off the air and says why; "warn" advertises and says so.
     @Test(arguments: [AddressPrivacyMode.strict, .warn])
     func legacyControllerWithPrivacy(mode: AddressPrivacyMode) async throws {
-        let bus = try PrivateBus()
-        let sim = try await SimulatedBlueZ(bus: bus)
-        let connection = try await DBusConnection.connect(to: .address(bus.address))
-        let observer = try await DBusConnection.connect(to: .address(bus.address))
-        let manager = try await BlueZObjectManager.start(on: connection)
-        var configuration = LERadio.Configuration()
-        configuration.adapter = .name("hci0")
-        let radio = LERadio(connection: connection, manager: manager, configuration: configuration)
-        let radioTask = Task { await radio.run() }
-        await radio.advertise(Array(0..<24))
+        let rig = try await Rig(simulatorArguments: [])
+        let (observer, radio) = (rig.observer, rig.radio)
         let record = LogRecord()
         let monitor = AddressPrivacyMonitor(
-            manager: manager, radio: radio, selector: .name("hci0"), configured: nil, mode: mode,
+            manager: rig.manager, radio: radio, selector: .name("hci0"), configured: nil, mode: mode,
             mainConfPath: "/nonexistent/main.conf", readKernel: { _ in .known(.on) },
             logger: Logger(label: "test") { _ in RecordingHandler(record: record) })
         let monitorTask = Task { await monitor.run() }
@@ -163,13 +177,7 @@ import Testing
         }
 
         monitorTask.cancel()
-        radioTask.cancel()
-        _ = await radioTask.value
         _ = await monitorTask.value
-        manager.stop()
-        await connection.close()
-        await observer.close()
-        await sim.stop()
-        bus.stop()
+        await rig.stop()
     }
 }

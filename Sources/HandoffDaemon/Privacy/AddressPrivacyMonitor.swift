@@ -89,22 +89,14 @@ public actor AddressPrivacyMonitor {
                 .map(BluetoothdPrivacy.init(mainConf:))
             let policy = AddressPrivacyPolicy(
                 configured: configured, mainConf: mainConf, mainConfPath: mainConfPath, mode: mode)
-            let new = policy.decide(adapter: adapter, kernel: kernel, extendedAdvertising: chosen.flatMap(extendedAdvertising))
+            let extended = chosen.flatMap { manager.advertisingManager(of: $0.path)?.hasExtendedAdvertising }
+            let new = policy.decide(adapter: adapter, kernel: kernel, extendedAdvertising: extended)
             apply(new)
             // Off the air before anything else changes; back on only once the type is right.
             if !new.advertise { await radio.withholdAdvertising(true) }
             await radio.setAdvertisementType(powered ? new.type : .broadcast)
             if new.advertise { await radio.withholdAdvertising(false) }
         } while checkRequested && !Task.isCancelled
-    }
-
-    /// Whether the adapter's controller has LE extended advertising, nil before
-    /// bluetoothd shows its `LEAdvertisingManager1`.
-    private func extendedAdvertising(_ adapter: Adapter1) -> Bool? {
-        guard let properties = manager.properties(of: adapter.path, interface: LEAdvertisingManager1.interface),
-            let advertising = try? LEAdvertisingManager1(path: adapter.path, properties: properties)
-        else { return nil }
-        return advertising.hasExtendedAdvertising
     }
 
     private func apply(_ new: AddressPrivacyPolicy.Decision) {
