@@ -10,7 +10,8 @@ import Synchronization
 /// advertisement received, even when the bytes did not change. Each such
 /// change with our company ID becomes a `.report`, as does an RSSI change.
 ///
-/// The work happens synchronously in the object manager's observer, on the
+/// The work happens synchronously in the object manager's advertisement
+/// observer (`observeAdvertisements`, typed, no property dictionaries), on the
 /// D-Bus connection's thread; only the finished events cross to the consumer.
 /// The event buffer is bounded (oldest dropped), so a flood cannot grow memory.
 ///
@@ -39,7 +40,7 @@ public final class AdvertisementScanner: Sendable {
     private let bufferSize: Int
     private let state: Mutex<State>
     private let channel: ScanEventChannel
-    private let token: Mutex<ObserverToken?> = Mutex(nil)
+    private let tokens: Mutex<[ObserverToken]> = Mutex([])
 
     /// Starts turning `manager`'s changes into events.
     /// - Parameters:
@@ -58,18 +59,21 @@ public final class AdvertisementScanner: Sendable {
         self.state = Mutex(State(adapter: adapter))
         channel = ScanEventChannel(capacity: self.bufferSize)
         events = ScanEvents(channel: channel)
-        let token = manager.observe { [weak self] event in self?.handle(event) }
-        self.token.withLock { $0 = token }
+        let tokens = [
+            manager.observe { [weak self] event in self?.handle(event) },
+            manager.observeAdvertisements { [weak self] advertisement in self?.report(advertisement) },
+        ]
+        self.tokens.withLock { $0 = tokens }
     }
 
     deinit {
-        token.withLock { $0?.cancel() }
+        tokens.withLock { $0.forEach { $0.cancel() } }
         channel.finish()
     }
 
     /// Stops reporting and finishes `events` (after the events still gathered).
     public func stop() {
-        token.withLock { $0?.cancel() }
+        tokens.withLock { $0.forEach { $0.cancel() } }
         flush()
         channel.finish()
     }
@@ -92,20 +96,25 @@ public final class AdvertisementScanner: Sendable {
     }
 
     private func emit(_ event: ScanEvent) {
+        if state.withLock({ enqueue(event, &$0) }) { scheduleFlush() }
+    }
+
+    /// Queues an event; true when it starts a coalescing interval, whose end
+    /// the caller must schedule (`scheduleFlush`, outside the lock).
+    private func enqueue(_ event: ScanEvent, _ state: inout State) -> Bool {
         guard coalescing > .zero else {
-            let dropped = channel.append(contentsOf: CollectionOfOne(event))
-            if dropped > 0 { state.withLock { $0.dropped += UInt64(dropped) } }
-            return
+            state.dropped += UInt64(channel.append(contentsOf: CollectionOfOne(event)))
+            return false
         }
-        let startInterval = state.withLock { state -> Bool in
-            state.pending.append(event)
-            // A batch as large as the buffer goes at once rather than growing.
-            if state.pending.count >= bufferSize { hand(&state) }
-            guard !state.flushScheduled else { return false }
-            state.flushScheduled = true
-            return true
-        }
-        guard startInterval else { return }
+        state.pending.append(event)
+        // A batch as large as the buffer goes at once rather than growing.
+        if state.pending.count >= bufferSize { hand(&state) }
+        guard !state.flushScheduled else { return false }
+        state.flushScheduled = true
+        return true
+    }
+
+    private func scheduleFlush() {
         // On the connection's thread, which is awake at this rate anyway: no task
         // and no timer thread per batch.
         let scheduled = connection.schedule(after: coalescing) { [weak self] in self?.flush() }
@@ -134,14 +143,6 @@ public final class AdvertisementScanner: Sendable {
 
     private func handle(_ event: BlueZObjectManager.Event) {
         switch event {
-        case .propertiesChanged(let path, let interface, let changed, _, let current):
-            guard interface == Device1.interface,
-                changed["ManufacturerData"] != nil || changed["RSSI"] != nil
-            else { return }
-            report(path, current)
-        case .interfacesAdded(let path, let interfaces):
-            guard let properties = interfaces[Device1.interface] else { return }
-            report(path, properties)
         case .interfacesRemoved(let path, let names):
             guard names.contains(Device1.interface) else { return }
             if let address = state.withLock({ $0.reported.removeValue(forKey: path) }) {
@@ -153,43 +154,29 @@ public final class AdvertisementScanner: Sendable {
                 return state.reported
             }
             for (device, address) in lost { emit(.lost(device: device, address: address)) }
-        case .serviceAppeared:
+        case .serviceAppeared, .interfacesAdded, .propertiesChanged:
             return
         }
     }
 
-    private func report(_ path: DBusObjectPath, _ properties: [String: DBusValue]) {
-        guard let value = properties["ManufacturerData"],
-            let data = Self.manufacturerData(value, company: companyID),
-            case .string(let address)? = properties["Address"]
-        else { return }
-        let addressType: String = if case .string(let t)? = properties["AddressType"] { t } else { "public" }
-        let rssi: Int16? = if case .int16(let r)? = properties["RSSI"] { r } else { nil }
-        // One lock for the adapter check and the bookkeeping: this runs per advertisement.
-        let adapter: DBusObjectPath? = state.withLock { state in
-            guard let adapter = state.adapter, path.isDescendant(of: adapter) else { return nil }
-            if state.reported[path] == nil { state.reported[path] = address }
+    /// A device appeared or was heard again: a report when it carries our
+    /// company ID and belongs to our adapter. One lock for the check, the
+    /// bookkeeping and the queueing: this runs per advertisement.
+    private func report(_ advertisement: DeviceAdvertisement) {
+        guard let data = advertisement.manufacturerData[companyID] else { return }
+        let receivedAt = ContinuousClock.now
+        let startInterval = state.withLock { state -> Bool in
+            guard state.adapter == advertisement.adapter else { return false }
+            if state.reported[advertisement.device] == nil {
+                state.reported[advertisement.device] = advertisement.address
+            }
             state.reports += 1
-            return adapter
+            let report = AdvertisementReport(
+                adapter: advertisement.adapter, device: advertisement.device, address: advertisement.address,
+                addressType: advertisement.addressType, rssi: advertisement.rssi, companyID: companyID, data: data,
+                receivedAt: receivedAt)
+            return enqueue(.report(report), &state)
         }
-        guard let adapter else { return }
-        emit(
-            .report(
-                AdvertisementReport(
-                    adapter: adapter, device: path, address: address, addressType: addressType, rssi: rssi,
-                    companyID: companyID, data: data, receivedAt: .now)))
-    }
-
-    /// The bytes filed under `company` in a `ManufacturerData` value (`a{qv}`
-    /// whose variants hold `ay`), or nil when there are none or they are not
-    /// bytes. Other companies' entries are not read: this runs for every
-    /// report, and building a dictionary of every company's data would cost an
-    /// allocation per entry.
-    static func manufacturerData(_ value: DBusValue, company: UInt16) -> [UInt8]? {
-        guard case .array(.dictEntry(.uint16, .variant), let entries) = value else { return nil }
-        var found: [UInt8]?
-        // The last entry wins on a repeated key, as in a dictionary.
-        for case .dictEntry(.uint16(company), let data) in entries { found = data.bytes }
-        return found
+        if startInterval { scheduleFlush() }
     }
 }

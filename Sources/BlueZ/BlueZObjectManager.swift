@@ -26,23 +26,36 @@ public final class BlueZObjectManager: Sendable {
         /// An object lost interfaces; when none remain the object is gone.
         case interfacesRemoved(DBusObjectPath, [String])
         /// Properties changed. `current` is the interface's full set after the change.
+        /// A change of nothing but a Device1's RSSI and ManufacturerData goes to
+        /// `observeAdvertisements` instead.
         case propertiesChanged(
             DBusObjectPath, interface: String, changed: [String: DBusValue], invalidated: [String],
             current: [String: DBusValue])
     }
 
-    private struct State {
+    struct State {
+        /// The tree. Device1's RSSI and ManufacturerData may lag `devices`:
+        /// `settle()` before reading them.
         var objects: [DBusObjectPath: Interfaces] = [:]
+        /// The Device1 objects, typed, as the advertisement path keeps them.
+        var devices = DeviceTable()
         var owner: String?
         var observers: [UInt64: @Sendable (Event) -> Void] = [:] {
             didSet { observerList = Array(observers.values) }
         }
         /// `observers.values`, kept ready: signals are delivered at bus rate.
         var observerList: [@Sendable (Event) -> Void] = []
+        var advertisementObservers: [UInt64: @Sendable (DeviceAdvertisement) -> Void] = [:] {
+            didSet { advertisementObserverList = Array(advertisementObservers.values) }
+        }
+        var advertisementObserverList: [@Sendable (DeviceAdvertisement) -> Void] = []
         var nextObserver: UInt64 = 0
         var stopped = false
         /// While a `GetManagedObjects` is on its way: what signals changed meanwhile.
         var journal: SignalJournal?
+
+        /// Brings `objects` up to date with `devices`.
+        mutating func settle() { devices.settle(into: &objects) }
     }
 
     /// What signals changed while a snapshot was loading. The reply may have
@@ -68,7 +81,7 @@ public final class BlueZObjectManager: Sendable {
     }
 
     public let connection: DBusConnection
-    private let state = Mutex(State())
+    let state = Mutex(State())
     private let tasks = Mutex<(signals: DBusSignalHandler?, owner: DBusSignalHandler?)>((nil, nil))
     private let loading = SnapshotLoads()
 
@@ -110,6 +123,7 @@ public final class BlueZObjectManager: Sendable {
         state.withLock {
             $0.stopped = true
             $0.observers.removeAll()
+            $0.advertisementObservers.removeAll()
         }
     }
 
@@ -125,18 +139,28 @@ public final class BlueZObjectManager: Sendable {
     public var isServicePresent: Bool { state.withLock { $0.owner != nil } }
 
     /// Every object, with its interfaces.
-    public var objects: [DBusObjectPath: Interfaces] { state.withLock { $0.objects } }
+    public var objects: [DBusObjectPath: Interfaces] {
+        state.withLock { state in
+            state.settle()
+            return state.objects
+        }
+    }
 
     /// The properties of one interface of one object.
     public func properties(of path: DBusObjectPath, interface: String) -> [String: DBusValue]? {
-        state.withLock { $0.objects[path]?[interface] }
+        state.withLock { state in
+            state.settle()
+            return state.objects[path]?[interface]
+        }
     }
 
     /// The objects implementing `interface`, sorted by path.
     public func objects(implementing interface: String) -> [(path: DBusObjectPath, properties: [String: DBusValue])] {
-        state.withLock { state in
-            state.objects.compactMap { path, interfaces in interfaces[interface].map { (path, $0) } }
-        }.sorted { $0.path < $1.path }
+        let found = state.withLock { state -> [(path: DBusObjectPath, properties: [String: DBusValue])] in
+            state.settle()
+            return state.objects.compactMap { path, interfaces in interfaces[interface].map { (path, $0) } }
+        }
+        return found.sorted { $0.path < $1.path }
     }
 
     /// The adapters, sorted by path. Adapters whose properties cannot be read are skipped.
@@ -202,6 +226,7 @@ public final class BlueZObjectManager: Sendable {
             guard owner != previous else { return previous }
             state.owner = owner
             state.objects.removeAll()
+            state.devices.removeAll()
             return previous
         }
         guard owner != previous else { return }
@@ -229,11 +254,13 @@ public final class BlueZObjectManager: Sendable {
         } catch {
             return
         }
-        let added: [Event]? = state.withLock { state in
+        let added: (events: [Event], advertisements: [DeviceAdvertisement])? = state.withLock { state in
             let journal = state.journal ?? SignalJournal()
             state.journal = nil
             guard state.owner == owner, !state.stopped else { return nil }
+            state.settle()
             var events: [Event] = []
+            var advertisements: [DeviceAdvertisement] = []
             for (path, interfaces) in snapshot.sorted(by: { $0.key < $1.key }) {
                 var merged: Interfaces = [:]
                 for (interface, properties) in interfaces {
@@ -248,16 +275,21 @@ public final class BlueZObjectManager: Sendable {
                 guard !merged.isEmpty else { continue }
                 state.objects[path, default: [:]].merge(merged) { _, new in new }
                 events.append(.interfacesAdded(path, state.objects[path] ?? merged))
+                if merged[Device1.interface] != nil, let advertisement = state.devices.refresh(path, from: state.objects) {
+                    advertisements.append(advertisement)
+                }
             }
-            return events
+            return (events, advertisements)
         }
         guard let added else { return }
-        notify(added + [.serviceAppeared])
+        notify(added.events + [.serviceAppeared])
+        notify(added.advertisements)
     }
 
     /// A signal from bluetoothd, read in place. `PropertiesChanged`, which
     /// bluetoothd sends for every advertisement heard while discovering, is read
-    /// straight into the change it describes; other signals are decoded whole.
+    /// straight into the change it describes (for an advertisement, into the
+    /// device's record: `applyAdvertisement`); other signals are decoded whole.
     private func apply(_ reader: DBusMessageReader) {
         guard reader.isSignal(interface: "org.freedesktop.DBus.Properties", member: "PropertiesChanged"),
             reader.hasSignature("sa{sv}as")
@@ -267,20 +299,13 @@ public final class BlueZObjectManager: Sendable {
         }
         guard let path = reader.path, let interface = reader.readString(preferring: Device1.interface) else { return }
         reader.next()
+        if interface == Device1.interface, applyAdvertisement(path, reader) { return }
         var changed: [String: DBusValue] = [:]
-        // bluetoothd's advertisement signals carry two or three properties.
-        changed.reserveCapacity(4)
         reader.enter()
         while reader.typeCode == UInt8(ascii: "e") {
             reader.enter()
-            guard let name = reader.readString(preferring: "ManufacturerData") else { return }
-            reader.next()
-            if let value = Self.readDeviceProperty(name, reader) {
-                changed[name] = value
-            } else {
-                guard let value = try? reader.readValue() else { return }
-                if case .variant(let inner) = value { changed[name] = inner } else { changed[name] = value }
-            }
+            guard let name = reader.readString(), reader.next(), let value = try? reader.readValue() else { return }
+            if case .variant(let inner) = value { changed[name] = inner } else { changed[name] = value }
             reader.leave()
             reader.next()
         }
@@ -295,48 +320,6 @@ public final class BlueZObjectManager: Sendable {
         propertiesChanged(path, interface: interface, changed: changed, invalidated: invalidated)
     }
 
-    /// `ManufacturerData` of bytes (`a{qv}`, each variant `ay`) and `RSSI` (`n`),
-    /// the properties of every advertisement, read from the variant at the
-    /// reader's position into the same value a full decoding gives, with fewer
-    /// allocations. Nil for other properties or other shapes (an empty
-    /// dictionary, data that is not bytes): the caller decodes those in full.
-    private static func readDeviceProperty(_ name: String, _ reader: DBusMessageReader) -> DBusValue? {
-        guard reader.enter() else { return nil }
-        defer { reader.leave() }
-        switch name {
-        case "RSSI":
-            return reader.readInt16().map(DBusValue.int16)
-        case "ManufacturerData":
-            guard reader.elementTypeCode == UInt8(ascii: "e"), reader.enter() else { return nil }
-            var entries: [DBusValue] = []
-            var readable = true
-            while readable && reader.typeCode == UInt8(ascii: "e") {
-                reader.enter()
-                if let company = reader.readUInt16(), reader.next(), reader.enter() {
-                    if let bytes = reader.readBytes() {
-                        entries.append(
-                            .dictEntry(.uint16(company), .variant(.array(element: .byte, bytes.map(DBusValue.byte)))))
-                    } else {
-                        readable = false
-                    }
-                    reader.leave()
-                } else {
-                    readable = false
-                }
-                reader.leave()
-                reader.next()
-            }
-            reader.leave()
-            guard readable, !entries.isEmpty else { return nil }
-            return .array(element: manufacturerDataEntry, entries)
-        default:
-            return nil
-        }
-    }
-
-    /// `{qv}`, kept rather than built (a `DBusType` container is a heap box).
-    private static let manufacturerDataEntry: DBusType = .dictEntry(key: .uint16, value: .variant)
-
     private func apply(_ message: DBusMessage) {
         guard let path = message.path else { return }
         switch (message.interface, message.member) {
@@ -344,11 +327,15 @@ public final class BlueZObjectManager: Sendable {
             guard message.body.count == 2, case .objectPath(let object) = message.body[0],
                 let interfaces = Self.parseInterfaces(message.body[1])
             else { return }
-            state.withLock { state in
+            let advertisement = state.withLock { state -> DeviceAdvertisement? in
+                state.settle()
                 state.objects[object, default: [:]].merge(interfaces) { old, new in old.merging(new) { _, n in n } }
                 for (interface, properties) in interfaces { state.journal?.set(object, interface, properties.keys) }
+                guard interfaces[Device1.interface] != nil else { return nil }
+                return state.devices.refresh(object, from: state.objects)
             }
             notify(.interfacesAdded(object, interfaces))
+            if let advertisement { notify([advertisement]) }
         case ("org.freedesktop.DBus.ObjectManager", "InterfacesRemoved"):
             guard message.body.count == 2, case .objectPath(let object) = message.body[0],
                 let names = message.body[1].arrayElements?.compactMap(\.string)
@@ -356,6 +343,7 @@ public final class BlueZObjectManager: Sendable {
             state.withLock { state in
                 for name in names { state.objects[object]?[name] = nil }
                 if state.objects[object]?.isEmpty == true { state.objects[object] = nil }
+                if names.contains(Device1.interface) { state.devices.refresh(object, from: state.objects) }
                 state.journal?.remove(object, names)
             }
             notify(.interfacesRemoved(object, names))
@@ -373,9 +361,9 @@ public final class BlueZObjectManager: Sendable {
     private func propertiesChanged(
         _ path: DBusObjectPath, interface: String, changed: [String: DBusValue], invalidated: [String]
     ) {
-        // In place: copying the interface's properties per signal would cost a
-        // dictionary copy at the rate bluetoothd reports advertisements.
-        let current: [String: DBusValue]? = state.withLock { state in
+        let isDevice = interface == Device1.interface
+        let update = state.withLock { state -> (current: [String: DBusValue], advertisement: DeviceAdvertisement?)? in
+            state.settle()
             // Through indices: the values are changed where they lie, with no
             // optional taken out of each dictionary and written back.
             guard let object = state.objects.index(forKey: path),
@@ -383,10 +371,14 @@ public final class BlueZObjectManager: Sendable {
             else { return nil }
             let current = state.objects.values[object].values[entry].apply(changed: changed, invalidated: invalidated)
             if state.journal != nil { state.journal?.set(path, interface, Array(changed.keys) + invalidated) }
-            return current
+            guard isDevice else { return (current, nil) }
+            let advertisement = state.devices.refresh(path, from: state.objects)
+            let advertised = ["RSSI", "ManufacturerData"].contains { changed[$0] != nil || invalidated.contains($0) }
+            return (current, advertised ? advertisement : nil)
         }
-        guard let current else { return }
-        notify(.propertiesChanged(path, interface: interface, changed: changed, invalidated: invalidated, current: current))
+        guard let update else { return }
+        notify(.propertiesChanged(path, interface: interface, changed: changed, invalidated: invalidated, current: update.current))
+        if let advertisement = update.advertisement { notify([advertisement]) }
     }
 
     static func parseInterfaces(_ value: DBusValue) -> Interfaces? {

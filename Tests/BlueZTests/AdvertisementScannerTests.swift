@@ -91,25 +91,6 @@ import Testing
         await sim.stop()
     }
 
-    @Test func readsOnlyTheEntryOfItsCompany() throws {
-        let value = DBusValue.dictionary(
-            key: .uint16, value: .variant,
-            [
-                (.uint16(0x004C), .variant(.bytes([9, 9]))),
-                (.uint16(0xFFFF), .variant(.bytes([1, 2, 3]))),
-            ])
-        #expect(AdvertisementScanner.manufacturerData(value, company: 0xFFFF) == [1, 2, 3])
-        #expect(AdvertisementScanner.manufacturerData(value, company: 0x004C) == [9, 9])
-        #expect(AdvertisementScanner.manufacturerData(value, company: 0x0006) == nil)
-        // Our entry holding something other than bytes, or another shape altogether.
-        let notBytes = DBusValue.dictionary(
-            key: .uint16, value: .variant, [(.uint16(0xFFFF), .variant(.string("x")))])
-        #expect(AdvertisementScanner.manufacturerData(notBytes, company: 0xFFFF) == nil)
-        #expect(AdvertisementScanner.manufacturerData(.bytes([1, 2]), company: 0xFFFF) == nil)
-        // The same reading as Device1's for every company.
-        #expect(try Device1.manufacturerData(from: value) == [0x004C: [9, 9], 0xFFFF: [1, 2, 3]])
-    }
-
     /// bluetoothd invalidates RSSI when discovery stops and a connectable device
     /// stays: the mirror must drop it, not keep the last value.
     @Test func theMirrorDropsInvalidatedProperties() async throws {

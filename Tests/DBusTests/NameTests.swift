@@ -33,6 +33,9 @@ import Testing
         #expect(!DBusObjectPath("/org/bluez/hci00").isDescendant(of: adapter))
         #expect(!DBusObjectPath("/org/bluezz").isDescendant(of: "/org/bluez"))
         #expect(DBusObjectPath("/a") < DBusObjectPath("/b"))
+        #expect(DBusObjectPath("/org/bluez/hci0/dev_1").parent == adapter)
+        #expect(DBusObjectPath("/org").parent == .root)
+        #expect(DBusObjectPath.root.parent == .root)
     }
 
     @Test(arguments: ["org.bluez", "org.bluez.Adapter1", "a.b", "_a._b", "A.B9.C_d", String(repeating: "a.", count: 127) + "b"])

@@ -25,15 +25,25 @@ final class ConnectionCore: @unchecked Sendable {
     /// Lent to reader subscriptions, one message at a time.
     private let reader = DBusMessageReader()
     private var pendingCalls: [UInt64: PendingReply] = [:]
-    private var subscriptions: [UInt64: Subscription] = [:]
+    private var subscriptions: [UInt64: Subscription] = [:] {
+        didSet { subscriptionList = Array(subscriptions.values) }
+    }
+    /// `subscriptions.values`, kept ready: every signal walks it.
+    private var subscriptionList: [Subscription] = []
     /// Owners of the well-known names used as `sender` in subscriptions.
     private var trackedNames: [String: TrackedName] = [:]
     let objects = ObjectRegistry()
 
     /// A signal subscription: `deliver` runs on the loop thread for each match,
-    /// `finish` once when the connection closes.
-    struct Subscription {
+    /// `finish` once when the connection closes. A class: every signal walks
+    /// the subscriptions, and a struct would copy the rule's strings each time.
+    final class Subscription: Sendable {
         let rule: DBusMatchRule
+        /// The rule's `sender` is a well-known name other than the bus's, so a
+        /// signal from its current owner (a unique name) matches too.
+        let sendsThroughOwner: Bool
+        /// `rule.isHeaderOnly`.
+        let isHeaderOnly: Bool
         /// Takes the decoded message; nil for a reader subscription.
         let deliver: (@Sendable (DBusMessage) -> Void)?
         /// Reads the message in place (`addSignalHandler(matching:reader:)`).
@@ -48,6 +58,7 @@ final class ConnectionCore: @unchecked Sendable {
             self.deliver = deliver
             self.read = nil
             self.finish = finish
+            (sendsThroughOwner, isHeaderOnly) = Self.facts(of: rule)
         }
 
         init(
@@ -58,6 +69,13 @@ final class ConnectionCore: @unchecked Sendable {
             self.deliver = nil
             self.read = read
             self.finish = finish
+            (sendsThroughOwner, isHeaderOnly) = Self.facts(of: rule)
+        }
+
+        private static func facts(of rule: DBusMatchRule) -> (sendsThroughOwner: Bool, isHeaderOnly: Bool) {
+            let sender = rule.sender
+            let throughOwner = sender.map { !$0.hasPrefix(":") && $0 != DBusConnection.busName } ?? false
+            return (throughOwner, rule.isHeaderOnly)
         }
     }
     struct TrackedName {
@@ -299,16 +317,16 @@ final class ConnectionCore: @unchecked Sendable {
         {
             noteNameOwnerChange(message)
         }
-        for (_, subscription) in subscriptions {
-            if let read = subscription.read, subscription.rule.isHeaderOnly {
-                guard headerMatches(subscription.rule, raw) else { continue }
+        for subscription in subscriptionList {
+            if let read = subscription.read, subscription.isHeaderOnly {
+                guard headerMatches(subscription, raw) else { continue }
                 reader.reset(raw)
                 read(reader)
                 reader.clear()
                 continue
             }
             // The header first: most rules turn most signals away there, undecoded.
-            guard headerMatches(subscription.rule, raw), let message = message(),
+            guard headerMatches(subscription, raw), let message = message(),
                 subscription.rule.matches(message, ownerOf: owner(of:))
             else { continue }
             if let deliver = subscription.deliver {
@@ -324,30 +342,31 @@ final class ConnectionCore: @unchecked Sendable {
 
     /// `DBusMatchRule.matches` for a rule on header fields only, read from
     /// libdbus's copy of the message without decoding it.
-    private func headerMatches(_ rule: DBusMatchRule, _ raw: OpaquePointer) -> Bool {
-        if let type = rule.type, type != .signal { return false }
-        if let wanted = rule.sender {
+    private func headerMatches(_ subscription: Subscription, _ raw: OpaquePointer) -> Bool {
+        if let type = subscription.rule.type, type != .signal { return false }
+        if let wanted = subscription.rule.sender {
             guard let actual = dbus_message_get_sender(raw) else { return false }
             if !Self.equal(wanted, actual) {
-                if wanted.hasPrefix(":") || wanted == DBusConnection.busName { return false }
-                guard let owner = owner(of: wanted), Self.equal(owner, actual) else { return false }
+                guard subscription.sendsThroughOwner, let owner = owner(of: wanted), Self.equal(owner, actual) else {
+                    return false
+                }
             }
         }
-        if let interface = rule.interface {
+        if let interface = subscription.rule.interface {
             guard let actual = dbus_message_get_interface(raw), Self.equal(interface, actual) else { return false }
         }
-        if let member = rule.member {
+        if let member = subscription.rule.member {
             guard let actual = dbus_message_get_member(raw), Self.equal(member, actual) else { return false }
         }
-        if let path = rule.path {
+        if let path = subscription.rule.path {
             guard let actual = dbus_message_get_path(raw), Self.equal(path.rawValue, actual) else { return false }
         }
-        if let namespace = rule.pathNamespace {
+        if let namespace = subscription.rule.pathNamespace {
             guard let actual = dbus_message_get_path(raw) else { return false }
             let messagePath = DBusObjectPath(validated: String(cString: actual))
             guard messagePath == namespace || messagePath.isDescendant(of: namespace) else { return false }
         }
-        if let destination = rule.destination {
+        if let destination = subscription.rule.destination {
             guard let actual = dbus_message_get_destination(raw), Self.equal(destination, actual) else {
                 return false
             }

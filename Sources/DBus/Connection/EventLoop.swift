@@ -196,7 +196,9 @@ final class EventLoop: @unchecked Sendable {
     }
 
     private func runJobs() {
-        let jobs = queue.withLock { queue in
+        let jobs = queue.withLock { queue -> [Job] in
+            // Taking an empty list would still make the queue allocate a new one.
+            guard !queue.jobs.isEmpty else { return [] }
             defer { queue.jobs.removeAll(keepingCapacity: true) }
             return queue.jobs
         }

@@ -63,8 +63,9 @@ public final class DBusMessageReader: @unchecked Sendable {
         rewind()
     }
 
-    /// Back to the start of the body.
-    func rewind() {
+    /// Back to the start of the body, at the top level: for a handler that read
+    /// part of the message and decided to read it another way.
+    public func rewind() {
         depth = 0
         guard let raw else { return }
         if dbus_message_iter_init(raw, iters) == 0 { return }

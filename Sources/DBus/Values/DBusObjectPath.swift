@@ -57,6 +57,12 @@ public struct DBusObjectPath: Sendable, Hashable, Comparable {
         return DBusObjectPath(validated: rawValue == "/" ? "/" + element : rawValue + "/" + element)
     }
 
+    /// The object one level up: `/a/b` for `/a/b/c`, `/` for `/a` and for `/` itself.
+    public var parent: DBusObjectPath {
+        guard let slash = rawValue.lastIndex(of: "/"), slash != rawValue.startIndex else { return "/" }
+        return DBusObjectPath(validated: String(rawValue[..<slash]))
+    }
+
     /// True when `self` lies strictly below `ancestor` in the tree.
     public func isDescendant(of ancestor: DBusObjectPath) -> Bool {
         if ancestor.rawValue == "/" { return rawValue != "/" }
