@@ -37,6 +37,8 @@ public final class AdvertisementScanner: Sendable {
     /// The object manager's connection: its thread runs the coalescing timer.
     private let connection: DBusConnection
     private let coalescing: Duration
+    /// `coalescing > .zero`, asked per report.
+    private let coalesces: Bool
     private let bufferSize: Int
     private let state: Mutex<State>
     private let channel: ScanEventChannel
@@ -55,6 +57,7 @@ public final class AdvertisementScanner: Sendable {
         self.companyID = companyID
         self.connection = manager.connection
         self.coalescing = coalescing
+        coalesces = coalescing > .zero
         self.bufferSize = max(1, bufferSize)
         self.state = Mutex(State(adapter: adapter))
         channel = ScanEventChannel(capacity: self.bufferSize)
@@ -102,7 +105,7 @@ public final class AdvertisementScanner: Sendable {
     /// Queues an event; true when it starts a coalescing interval, whose end
     /// the caller must schedule (`scheduleFlush`, outside the lock).
     private func enqueue(_ event: ScanEvent, _ state: inout State) -> Bool {
-        guard coalescing > .zero else {
+        guard coalesces else {
             state.dropped += UInt64(channel.append(contentsOf: CollectionOfOne(event)))
             return false
         }
@@ -137,8 +140,7 @@ public final class AdvertisementScanner: Sendable {
     /// Yields the gathered events. Under the state lock, so that batches stay in
     /// order; the channel only resumes the consumer, it never calls back into us.
     private func hand(_ state: inout State) {
-        state.dropped += UInt64(channel.append(contentsOf: state.pending))
-        state.pending.removeAll(keepingCapacity: true)
+        state.dropped += UInt64(channel.append(moving: &state.pending))
     }
 
     private func handle(_ event: BlueZObjectManager.Event) {

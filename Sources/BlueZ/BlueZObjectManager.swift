@@ -297,9 +297,10 @@ public final class BlueZObjectManager: Sendable {
             if let message = try? reader.decodeMessage() { apply(message) }
             return
         }
-        guard let path = reader.path, let interface = reader.readString(preferring: Device1.interface) else { return }
+        guard let interface = reader.readString(preferring: Device1.interface) else { return }
         reader.next()
-        if interface == Device1.interface, applyAdvertisement(path, reader) { return }
+        if interface == Device1.interface, applyAdvertisement(reader) { return }
+        guard let path = reader.path else { return }
         var changed: [String: DBusValue] = [:]
         reader.enter()
         while reader.typeCode == UInt8(ascii: "e") {

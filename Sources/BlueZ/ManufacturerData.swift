@@ -6,7 +6,8 @@ import DBus
 /// bluetoothd keeps one entry per company ID and sends the whole property in
 /// every `PropertiesChanged`, so a new value replaces the old one. The entries
 /// stay in the order bluetoothd sent them; a list rather than a dictionary,
-/// because a device sends one or two and this is built per advertisement.
+/// because a device sends one or two and this is built per advertisement, and
+/// the first entry is held inline, so the usual single entry costs no list.
 public struct ManufacturerData: Sendable, Equatable {
     /// The data filed under one company ID.
     public struct Entry: Sendable, Equatable {
@@ -21,28 +22,45 @@ public struct ManufacturerData: Sendable, Equatable {
         }
     }
 
-    public var entries: [Entry]
+    /// The first entry, and the others.
+    private var first: Entry?
+    private var rest: [Entry] = []
+
+    /// The entries, in the order bluetoothd sent them.
+    public var entries: [Entry] {
+        guard let first else { return [] }
+        return [first] + rest
+    }
+
+    /// True when there are no entries.
+    public var isEmpty: Bool { first == nil }
 
     public init(_ entries: [Entry] = []) {
-        self.entries = entries
+        for entry in entries { append(entry) }
+    }
+
+    private mutating func append(_ entry: Entry) {
+        if first == nil { first = entry } else { rest.append(entry) }
+    }
+
+    public static func == (lhs: Self, rhs: Self) -> Bool {
+        lhs.first == rhs.first && lhs.rest == rhs.rest
     }
 
     /// Decodes the property's value; nil for any shape but `a{qv}` of `ay`.
     public init?(_ value: DBusValue) {
         guard case .array(.dictEntry(.uint16, .variant), let elements) = value else { return nil }
-        var entries: [Entry] = []
-        entries.reserveCapacity(elements.count)
         for element in elements {
             guard case .dictEntry(.uint16(let company), let data) = element, let bytes = data.bytes else { return nil }
-            entries.append(Entry(company: company, bytes: bytes))
+            append(Entry(company: company, bytes: bytes))
         }
-        self.entries = entries
     }
 
     /// The bytes filed under `company`; with a repeated key the last entry wins,
     /// as in a dictionary.
     public subscript(company: UInt16) -> [UInt8]? {
-        entries.last { $0.company == company }?.bytes
+        if let found = rest.last(where: { $0.company == company }) { return found.bytes }
+        return first?.company == company ? first?.bytes : nil
     }
 
     /// Entries by company ID.
@@ -64,7 +82,6 @@ extension ManufacturerData {
         defer { reader.leave() }
         guard reader.elementTypeCode == UInt8(ascii: "e"), reader.enter() else { return nil }
         defer { reader.leave() }
-        var entries: [Entry] = []
         while reader.typeCode == UInt8(ascii: "e") {
             reader.enter()
             defer {
@@ -74,8 +91,7 @@ extension ManufacturerData {
             guard let company = reader.readUInt16(), reader.next(), reader.enter() else { return nil }
             defer { reader.leave() }
             guard let bytes = reader.readBytes() else { return nil }
-            entries.append(Entry(company: company, bytes: bytes))
+            append(Entry(company: company, bytes: bytes))
         }
-        self.entries = entries
     }
 }

@@ -68,10 +68,37 @@ final class ScanEventChannel: Sendable {
     @discardableResult
     func append(contentsOf events: some Collection<ScanEvent>) -> Int {
         guard !events.isEmpty else { return 0 }
+        return deliver { $0.append(contentsOf: events) }
+    }
+
+    /// Moves `events` in, in order, leaving it empty; returns how many older
+    /// events were dropped to make room. When nothing is waiting to be read the
+    /// two buffers are swapped rather than copied, so a producer that batches
+    /// hands each batch over without copying it.
+    @discardableResult
+    func append(moving events: inout [ScanEvent]) -> Int {
+        guard !events.isEmpty else { return 0 }
+        defer { events.removeAll(keepingCapacity: true) }
+        return deliver { buffer in
+            if buffer.isEmpty {
+                swap(&buffer, &events)
+            } else {
+                buffer.append(contentsOf: events)
+            }
+        }
+    }
+
+    /// Adds events with `add` (given the buffer, emptied of what was read),
+    /// drops the oldest beyond the capacity, and wakes a waiting reader.
+    private func deliver(_ add: (inout [ScanEvent]) -> Void) -> Int {
         let (dropped, waiter, first) = state.withLock {
             state -> (Int, CheckedContinuation<ScanEvent?, Never>?, ScanEvent?) in
             guard !state.finished else { return (0, nil, nil) }
-            state.events.append(contentsOf: events)
+            if state.count == 0 {
+                state.events.removeAll(keepingCapacity: true)
+                state.head = 0
+            }
+            add(&state.events)
             var dropped = 0
             let excess = state.count - capacity
             if excess > 0 {

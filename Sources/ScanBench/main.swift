@@ -161,9 +161,11 @@ let events = radio.scanEvents
 let consumer = Task.detached { await Consumer().run(events, company: company, expected: expected) }
 
 // The idle timeout: once reports have started, stop after IDLE_SECONDS without one.
+// Checked once a second: the floor checks in its own loop without waking for it,
+// and ten wakeups a second here would count against the BlueZ layer at 1k/s.
 let watchdog = Task {
     while !Task.isCancelled {
-        try? await Task.sleep(for: .milliseconds(100))
+        try? await Task.sleep(for: .seconds(1))
         let last = lastReport.load(ordering: .relaxed)
         if last != 0 && Double(nanosecondsNow() - last) / 1e9 > idleSeconds {
             consumer.cancel()

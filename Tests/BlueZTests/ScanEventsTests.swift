@@ -25,6 +25,34 @@ import Testing
         #expect(numbers == Array(20..<30))
     }
 
+    /// The scanner hands its batches over by moving them: swapped into an
+    /// empty buffer, appended behind unread events, and never kept twice.
+    @Test func batchesMovedInArriveInOrderAndLeaveTheSourceEmpty() async {
+        let channel = ScanEventChannel(capacity: 10)
+        let events = ScanEvents(channel: channel)
+        var batch = (0..<4).map(Self.lost)
+        #expect(channel.append(moving: &batch) == 0)
+        #expect(batch.isEmpty)
+        var iterator = events.makeAsyncIterator()
+        #expect(Self.number(await iterator.next()) == 0)
+        // Behind the three unread ones, and past the capacity: the oldest go.
+        batch = (4..<12).map(Self.lost)
+        #expect(channel.append(moving: &batch) == 1)
+        #expect(batch.isEmpty)
+        // Everything read, then a batch into the emptied buffer.
+        var read: [Int] = []
+        for _ in 0..<10 { read.append(Self.number(await iterator.next()) ?? -1) }
+        #expect(read == Array(2..<12))
+        batch = [Self.lost(12)]
+        channel.append(moving: &batch)
+        channel.finish()
+        batch = [Self.lost(13)]
+        #expect(channel.append(moving: &batch) == 0 && batch.isEmpty)
+        var rest: [Int] = []
+        for await event in events { rest.append(Self.number(event) ?? -1) }
+        #expect(rest == [12])
+    }
+
     @Test func iteratorsShareOneBufferInOrder() async {
         let channel = ScanEventChannel(capacity: 100)
         let events = ScanEvents(channel: channel)

@@ -20,18 +20,20 @@ final class ConnectionCore: @unchecked Sendable {
     let shared = Mutex(Shared())
 
     // MARK: Loop-confined state
-    private(set) var connection: OpaquePointer?
+    // The state below is loop-confined and read per message: no run-time
+    // exclusivity check (see EventLoop's loop-confined state).
+    @exclusivity(unchecked) private(set) var connection: OpaquePointer?
     private var decoder = MessageDecoder()
     /// Lent to reader subscriptions, one message at a time.
     private let reader = DBusMessageReader()
     private var pendingCalls: [UInt64: PendingReply] = [:]
-    private var subscriptions: [UInt64: Subscription] = [:] {
+    @exclusivity(unchecked) private var subscriptions: [UInt64: Subscription] = [:] {
         didSet { subscriptionList = Array(subscriptions.values) }
     }
     /// `subscriptions.values`, kept ready: every signal walks it.
-    private var subscriptionList: [Subscription] = []
+    @exclusivity(unchecked) private var subscriptionList: [Subscription] = []
     /// Owners of the well-known names used as `sender` in subscriptions.
-    private var trackedNames: [String: TrackedName] = [:]
+    @exclusivity(unchecked) private var trackedNames: [String: TrackedName] = [:]
     let objects = ObjectRegistry()
 
     /// A signal subscription: `deliver` runs on the loop thread for each match,
@@ -300,7 +302,9 @@ final class ConnectionCore: @unchecked Sendable {
     /// rule on arguments); reader subscriptions whose rules are on header
     /// fields alone read it in place.
     private func handleSignal(_ raw: OpaquePointer) -> DBusHandlerResult {
-        if dbus_message_is_signal(raw, "org.freedesktop.DBus.Local", "Disconnected") != 0 {
+        // A short name passed as a `String` would be copied to the heap per
+        // call; `withCString` copies it to the stack.
+        if "Disconnected".withCString({ dbus_message_is_signal(raw, "org.freedesktop.DBus.Local", $0) }) != 0 {
             shutDown(reason: DBusError(.disconnected, "the bus closed the connection"))
             return DBUS_HANDLER_RESULT_HANDLED
         }

@@ -26,18 +26,21 @@ final class EventLoop: @unchecked Sendable {
     private let exited = Mutex<(done: Bool, waiters: [CheckedContinuation<Void, Never>])>((false, []))
 
     // MARK: Loop-confined state
-    private var watchesByFD: [Int32: [OpaquePointer]] = [:]
-    private var registeredFDs: Set<Int32> = []
+    // Touched on the loop thread alone, and every iteration: the run-time
+    // exclusivity check a class's `var` gets (a thread-local access set, per
+    // access) is switched off for them, as it buys nothing on one thread.
+    @exclusivity(unchecked) private var watchesByFD: [Int32: [OpaquePointer]] = [:]
+    @exclusivity(unchecked) private var registeredFDs: Set<Int32> = []
     private struct Timer {
         let timeout: OpaquePointer
         var deadline: UInt64
     }
-    private var timers: [Timer] = []
+    @exclusivity(unchecked) private var timers: [Timer] = []
     /// Jobs waiting for a deadline (`enqueue(after:_:)`), in no particular order.
-    private var delayed: [(deadline: UInt64, job: Job)] = []
-    private var stopRequested = false
+    @exclusivity(unchecked) private var delayed: [(deadline: UInt64, job: Job)] = []
+    @exclusivity(unchecked) private var stopRequested = false
     /// Called once per iteration, after events and jobs: dispatches queued messages.
-    var onIteration: (() -> Void)?
+    @exclusivity(unchecked) var onIteration: (() -> Void)?
 
     init() throws(DBusError) {
         let ep = epoll_create1(Int32(EPOLL_CLOEXEC))

@@ -83,19 +83,28 @@ public final class DBusMessageReader: @unchecked Sendable {
     /// True when the message is the signal `member` of `interface`.
     public func isSignal(interface: String, member: String) -> Bool {
         guard let raw else { return false }
-        return dbus_message_is_signal(raw, interface, member) != 0
+        // Through `withCString`: a short string passed as an argument is copied to the heap.
+        return interface.withCString { i in member.withCString { m in dbus_message_is_signal(raw, i, m) } } != 0
     }
 
     /// True when the body's signature is exactly `signature`.
     public func hasSignature(_ signature: String) -> Bool {
         guard let raw else { return false }
-        return dbus_message_has_signature(raw, signature) != 0
+        return signature.withCString { dbus_message_has_signature(raw, $0) } != 0
     }
 
     /// The object path the message is about.
     public var path: DBusObjectPath? {
         guard let raw, let p = dbus_message_get_path(raw) else { return nil }
         return DBusObjectPath(validated: String(cString: p))
+    }
+
+    /// Lends `body` the object path as libdbus holds it (NUL-terminated, valid
+    /// only during the call): for a handler that looks the path up at bus rate
+    /// and would rather not make a `String` of it each time. Nil without a path.
+    public func withPath<T>(_ body: (UnsafePointer<CChar>) throws -> T) rethrows -> T? {
+        guard let raw, let p = dbus_message_get_path(raw) else { return nil }
+        return try body(p)
     }
 
     /// The unique name of the sender.
@@ -199,7 +208,10 @@ public final class DBusMessageReader: @unchecked Sendable {
             dbus_message_iter_get_fixed_array(&sub, UnsafeMutableRawPointer(p), &count)
         }
         guard count > 0, let pointer else { return [] }
-        return Array(UnsafeBufferPointer(start: pointer.assumingMemoryBound(to: UInt8.self), count: Int(count)))
+        return [UInt8](unsafeUninitializedCapacity: Int(count)) { buffer, initialized in
+            buffer.baseAddress!.initialize(from: pointer.assumingMemoryBound(to: UInt8.self), count: Int(count))
+            initialized = Int(count)
+        }
     }
 
     /// The value at the current position, decoded as in a `DBusMessage` body
