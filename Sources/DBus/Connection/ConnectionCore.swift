@@ -302,9 +302,12 @@ final class ConnectionCore: @unchecked Sendable {
     /// rule on arguments); reader subscriptions whose rules are on header
     /// fields alone read it in place.
     private func handleSignal(_ raw: OpaquePointer) -> DBusHandlerResult {
-        // A short name passed as a `String` would be copied to the heap per
-        // call; `withCString` copies it to the stack.
-        if "Disconnected".withCString({ dbus_message_is_signal(raw, "org.freedesktop.DBus.Local", $0) }) != 0 {
+        // Two signals concern the connection itself. Their interfaces are told
+        // apart with one look at the header: this runs for every signal.
+        let interface = dbus_message_get_interface(raw)
+        let isLocal = interface.map { strcmp($0, "org.freedesktop.DBus.Local") == 0 } ?? false
+        let isBus = !isLocal && interface.map { Self.equal(DBusConnection.busInterface, $0) } ?? false
+        if isLocal, "Disconnected".withCString({ dbus_message_is_signal(raw, "org.freedesktop.DBus.Local", $0) }) != 0 {
             shutDown(reason: DBusError(.disconnected, "the bus closed the connection"))
             return DBUS_HANDLER_RESULT_HANDLED
         }
@@ -316,7 +319,7 @@ final class ConnectionCore: @unchecked Sendable {
             }
             return decoded
         }
-        if dbus_message_is_signal(raw, DBusConnection.busInterface, "NameOwnerChanged") != 0,
+        if isBus, dbus_message_is_signal(raw, DBusConnection.busInterface, "NameOwnerChanged") != 0,
             let message = message()
         {
             noteNameOwnerChange(message)
