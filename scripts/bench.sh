@@ -404,16 +404,19 @@ The target is at most 1.3× the floor's CPU per report, keeping up, with flat me
 this machine bleak (the Python client most users pick) costs about 95 ms per 1000 reports at 1k/s and 31 ms
 at 5k/s, and a bare libdbus decoder about 30 and 16 (figures from the issue, not measured here).
 
-Where the Swift receiver's extra time goes (\`perf stat\` at 5k/s, per report): about 57,800 user-space
-instructions against the floor's 44,900 (kernel: 6,700 against 7,300); reading and validating each
-message inside libdbus, about 30,000, is the same in both. Of the difference, about 5,400 are the
+Where the Swift receiver's extra time goes (\`perf stat\` at 5k/s, per report): about 56,800 user-space
+instructions against the floor's 44,900 (kernel: 6,900 against 7,500); reading and validating each
+message inside libdbus, about 30,000, is the same in both. Of the difference, about 4,400 are the
 scanner's report and the hand-over to the consuming task (measured by having the scanner drop every
 advertisement), and the rest is the event loop's iteration, matching the signal to its subscriptions,
 reading it through \`DBusMessageReader\` and updating the device's record. The path a report takes:
 \`BlueZObjectManager\` reads a Device1 \`PropertiesChanged\` that carries only ManufacturerData and
 RSSI straight into a typed record per device, found by a hash of the path's bytes, and hands a
 \`DeviceAdvertisement\` to the scanner; no property dictionary, \`DBusValue\` or \`Event\` is built (the
-tree's dictionaries catch up when they are read). The scanner queues the report under one lock, and
+tree's dictionaries catch up when they are read). A device's path, adapter and address live in one
+shared immutable object that its advertisements and reports point to, so a report crosses from the
+D-Bus thread to the consumer with two references (that object and its bytes) rather than five: the
+reference counting of objects touched by both threads was about a tenth of the cost at 5k/s. The scanner queues the report under one lock, and
 the batch is moved into \`ScanEvents\` when the coalescing interval ends. At 1k/s the receiver wakes for
 each message, as the floor does; the consumer wakes once per batch (50 ms), which is why the default
 interval is 50 ms rather than 10: in back-to-back runs at 1k/s, 10 ms gave 1.34–1.35× and 50 ms

@@ -174,8 +174,7 @@ public final class AdvertisementScanner: Sendable {
             }
             state.reports += 1
             let report = AdvertisementReport(
-                adapter: advertisement.adapter, device: advertisement.device, address: advertisement.address,
-                addressType: advertisement.addressType, rssi: advertisement.rssi, companyID: companyID, data: data,
+                identity: advertisement.identity, rssi: advertisement.rssi, companyID: companyID, data: data,
                 receivedAt: receivedAt)
             return enqueue(.report(report), &state)
         }

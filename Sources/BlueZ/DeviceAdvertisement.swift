@@ -9,15 +9,30 @@ import DBus
 /// it receives, so this is the scanner's per-advertisement input: typed, read
 /// straight from the signal, with no property dictionary built.
 public struct DeviceAdvertisement: Sendable, Equatable {
+    /// The device, its adapter and its address, shared with its reports.
+    var identity: DeviceIdentity
+
     /// The Device1 object, such as `/org/bluez/hci0/dev_C0_FF_EE_00_00_01`.
-    public var device: DBusObjectPath
+    public var device: DBusObjectPath {
+        get { identity.device }
+        set { identity = identity.with(device: newValue) }
+    }
     /// `Adapter`: the adapter that heard the device (the object's parent when
     /// bluetoothd does not say).
-    public var adapter: DBusObjectPath
+    public var adapter: DBusObjectPath {
+        get { identity.adapter }
+        set { identity = identity.with(adapter: newValue) }
+    }
     /// `Address`.
-    public var address: String
+    public var address: String {
+        get { identity.address }
+        set { identity = identity.with(address: newValue) }
+    }
     /// `AddressType`: "public" or "random".
-    public var addressType: String
+    public var addressType: String {
+        get { identity.addressType }
+        set { identity = identity.with(addressType: newValue) }
+    }
     /// `RSSI` of the last advertisement in dBm; nil when unknown.
     public var rssi: Int16?
     /// `ManufacturerData`.
@@ -27,10 +42,7 @@ public struct DeviceAdvertisement: Sendable, Equatable {
         device: DBusObjectPath, adapter: DBusObjectPath, address: String, addressType: String, rssi: Int16?,
         manufacturerData: ManufacturerData
     ) {
-        self.device = device
-        self.adapter = adapter
-        self.address = address
-        self.addressType = addressType
+        identity = DeviceIdentity(device: device, adapter: adapter, address: address, addressType: addressType)
         self.rssi = rssi
         self.manufacturerData = manufacturerData
     }
@@ -38,10 +50,9 @@ public struct DeviceAdvertisement: Sendable, Equatable {
     /// Reads a Device1's properties; nil without an `Address`.
     init?(device: DBusObjectPath, properties: [String: DBusValue]) {
         guard case .string(let address)? = properties["Address"] else { return nil }
-        self.device = device
-        self.address = address
-        addressType = if case .string(let type)? = properties["AddressType"] { type } else { "public" }
-        adapter = if case .objectPath(let path)? = properties["Adapter"] { path } else { device.parent }
+        let addressType = if case .string(let type)? = properties["AddressType"] { type } else { "public" }
+        let adapter = if case .objectPath(let path)? = properties["Adapter"] { path } else { device.parent }
+        identity = DeviceIdentity(device: device, adapter: adapter, address: address, addressType: addressType)
         rssi = if case .int16(let value)? = properties["RSSI"] { value } else { nil }
         manufacturerData = properties["ManufacturerData"].flatMap(ManufacturerData.init) ?? ManufacturerData()
     }
