@@ -415,8 +415,9 @@ RSSI straight into a typed record per device, found by a hash of the path's byte
 \`DeviceAdvertisement\` to the scanner; no property dictionary, \`DBusValue\` or \`Event\` is built (the
 tree's dictionaries catch up when they are read). A device's path, adapter and address live in one
 shared immutable object that its advertisements and reports point to, so a report crosses from the
-D-Bus thread to the consumer with two references (that object and its bytes) rather than five: the
-reference counting of objects touched by both threads was about a tenth of the cost at 5k/s. The scanner queues the report under one lock, and
+D-Bus thread to the consumer with two references (that object and its bytes) rather than five.
+Reference counts on objects both threads touch cost more than their instructions: this change took
+quick runs at 5k/s from 1.17–1.19× to 1.11–1.13×. The scanner queues the report under one lock, and
 the batch is moved into \`ScanEvents\` when the coalescing interval ends. At 1k/s the receiver wakes for
 each message, as the floor does; the consumer wakes once per batch (50 ms), which is why the default
 interval is 50 ms rather than 10: in back-to-back runs at 1k/s, 10 ms gave 1.34–1.35× and 50 ms
