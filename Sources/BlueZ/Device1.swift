@@ -41,17 +41,7 @@ public struct Device1: Sendable, Equatable {
     /// Decodes a `ManufacturerData` value: `a{qv}` whose variants hold `ay`.
     /// - Throws: `DBusDecodingError` on any other shape.
     public static func manufacturerData(from value: DBusValue) throws(DBusDecodingError) -> [UInt16: [UInt8]] {
-        guard case .array(.dictEntry(.uint16, .variant), let entries) = value else {
-            throw .typeMismatch(expected: "a{qv}", actual: value.type.signature, context: "ManufacturerData")
-        }
-        var out: [UInt16: [UInt8]] = [:]
-        for case .dictEntry(.uint16(let company), let data) in entries {
-            guard let bytes = data.bytes else {
-                throw .typeMismatch(expected: "ay", actual: data.unwrapped.type.signature, context: "ManufacturerData")
-            }
-            out[company] = bytes
-        }
-        return out
+        try ManufacturerData(decoding: value).dictionary
     }
 
     // MARK: Methods

@@ -49,9 +49,20 @@ public struct ManufacturerData: Sendable, Equatable {
 
     /// Decodes the property's value; nil for any shape but `a{qv}` of `ay`.
     public init?(_ value: DBusValue) {
-        guard case .array(.dictEntry(.uint16, .variant), let elements) = value else { return nil }
-        for element in elements {
-            guard case .dictEntry(.uint16(let company), let data) = element, let bytes = data.bytes else { return nil }
+        guard let decoded = try? ManufacturerData(decoding: value) else { return nil }
+        self = decoded
+    }
+
+    /// Decodes the property's value.
+    /// - Throws: `DBusDecodingError.typeMismatch` for any shape but `a{qv}` of `ay`.
+    public init(decoding value: DBusValue) throws(DBusDecodingError) {
+        guard case .array(.dictEntry(.uint16, .variant), let elements) = value else {
+            throw .typeMismatch(expected: "a{qv}", actual: value.type.signature, context: "ManufacturerData")
+        }
+        for case .dictEntry(.uint16(let company), let data) in elements {
+            guard let bytes = data.bytes else {
+                throw .typeMismatch(expected: "ay", actual: data.unwrapped.type.signature, context: "ManufacturerData")
+            }
             append(Entry(company: company, bytes: bytes))
         }
     }

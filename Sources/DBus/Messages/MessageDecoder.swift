@@ -58,25 +58,28 @@ struct MessageDecoder {
 
     /// The value at `iter`, of whatever type it has.
     mutating func decodeAny(_ iter: inout DBusMessageIter) throws(DBusDecodingError) -> DBusValue {
-        let code = dbus_message_iter_get_arg_type(&iter)
-        let type: DBusType
-        if let basic = DBusType.basic(code: UInt8(truncatingIfNeeded: code)) {
-            type = basic
-        } else if code == CDBUS_TYPE_VARIANT {
-            type = .variant
-        } else if let simple = Self.simpleArrayType(&iter) {
-            type = simple
-        } else {
-            guard code != CDBUS_TYPE_INVALID, let raw = dbus_message_iter_get_signature(&iter) else {
-                throw .invalidValue("no value to read")
-            }
-            let text = String(cString: raw)
-            dbus_free(raw)
-            let parsed = try parse(text)
-            guard parsed.count == 1 else { throw .invalidValue("signature '\(text)' is not one type") }
-            type = parsed[0]
-        }
+        guard dbus_message_iter_get_arg_type(&iter) != CDBUS_TYPE_INVALID,
+            let type = try typeAt(&iter, signatureName: "signature")
+        else { throw .invalidValue("no value to read") }
         return try decodeValue(&iter, as: type)
+    }
+
+    /// The type of the value at `iter`: read from the iterator for a basic
+    /// type, a variant or a simple array, else parsed from the signature libdbus
+    /// gives (nil when it gives none; `signatureName` names it in errors).
+    private mutating func typeAt(_ iter: inout DBusMessageIter, signatureName: String) throws(DBusDecodingError)
+        -> DBusType?
+    {
+        let code = dbus_message_iter_get_arg_type(&iter)
+        if let basic = DBusType.basic(code: UInt8(truncatingIfNeeded: code)) { return basic }
+        if code == CDBUS_TYPE_VARIANT { return .variant }
+        if let simple = Self.simpleArrayType(&iter) { return simple }
+        guard let raw = dbus_message_iter_get_signature(&iter) else { return nil }
+        let text = String(cString: raw)
+        dbus_free(raw)
+        let parsed = try parse(text)
+        guard parsed.count == 1 else { throw .invalidValue("\(signatureName) '\(text)' is not one type") }
+        return parsed[0]
     }
 
     private mutating func decodeValue(_ iter: inout DBusMessageIter, as type: DBusType) throws(DBusDecodingError)
@@ -186,23 +189,8 @@ struct MessageDecoder {
         case .variant:
             var sub = DBusMessageIter()
             dbus_message_iter_recurse(&iter, &sub)
-            let code = dbus_message_iter_get_arg_type(&sub)
-            let innerType: DBusType
-            if let basic = DBusType.basic(code: UInt8(truncatingIfNeeded: code)) {
-                innerType = basic
-            } else if code == Int32(UInt8(ascii: "v")) {
-                innerType = .variant
-            } else if let simple = Self.simpleArrayType(&sub) {
-                innerType = simple
-            } else {
-                guard let raw = dbus_message_iter_get_signature(&sub) else {
-                    throw .invalidValue("variant without a signature")
-                }
-                let text = String(cString: raw)
-                dbus_free(raw)
-                let parsed = try parse(text)
-                guard parsed.count == 1 else { throw .invalidValue("variant signature '\(text)' is not one type") }
-                innerType = parsed[0]
+            guard let innerType = try typeAt(&sub, signatureName: "variant signature") else {
+                throw .invalidValue("variant without a signature")
             }
             return .variant(try decodeValue(&sub, as: innerType))
         }
