@@ -211,9 +211,10 @@ public struct BeaconRecognizer: Sendable {
         guard replayWindow.accept(origin, sequence: fields.sequence) else {
             throw .replayed(origin: origin, sequence: fields.sequence)
         }
+        let tag = UInt32(bigEndian: UnsafeRawPointer(p + 1).loadUnaligned(as: UInt32.self))
         return RecognizedBeacon(
             account: origin.account, accountName: accounts[accountIndex].key.name, fields: fields,
-            activityType: accounts[accountIndex].resolver.resolve(fields.typeHash)
+            activityType: accounts[accountIndex].resolver.resolve(fields.typeHash), tag: tag
         )
     }
 }

@@ -9,13 +9,24 @@ public struct RecognizedBeacon: Hashable, Sendable {
     public let fields: BeaconFields
     /// The activity type, resolved through the declared types.
     public let activityType: ResolvedActivityType
+    /// The recognition tag, bytes 1..<5 of the payload (big-endian): a
+    /// continuation request names the beacon by it (docs/continuation.md).
+    public let tag: UInt32
 
     /// Groups the parts.
-    public init(account: AccountID, accountName: String, fields: BeaconFields, activityType: ResolvedActivityType) {
+    public init(
+        account: AccountID, accountName: String, fields: BeaconFields, activityType: ResolvedActivityType, tag: UInt32
+    ) {
         self.account = account
         self.accountName = accountName
         self.fields = fields
         self.activityType = activityType
+        self.tag = tag
+    }
+
+    /// The recognition tag as the 4 bytes the payload carried.
+    public var tagBytes: [UInt8] {
+        [UInt8(tag >> 24), UInt8(truncatingIfNeeded: tag >> 16), UInt8(truncatingIfNeeded: tag >> 8), UInt8(truncatingIfNeeded: tag)]
     }
 
     /// The sending device for this epoch: the key for a nearby-activity registry.

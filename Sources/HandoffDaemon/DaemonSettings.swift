@@ -7,10 +7,7 @@ public struct DaemonSettings: Sendable, Equatable {
     /// A nearby entry is dropped this long after it was last heard.
     public var expiry: Duration = .seconds(45)
     public var registryCap = 256
-    public var maxClients = 64
     public var maxActivitiesPerClient = 16
-    /// Events queued for one slow client before it is disconnected.
-    public var maxQueuedFrames = 1024
 
     public init() {}
 }

@@ -84,33 +84,15 @@ public struct ContinuedEvent: Sendable, Codable, Hashable {
     }
 }
 
-/// Why a continuation failed (NSUserActivity's didFailToContinue).
-public enum ContinueFailure: String, Sendable, Codable, CaseIterable {
-    /// The origin device is no longer heard, or could not be connected to.
-    case outOfRange = "out-of-range"
-    /// The origin device did not answer within the `continue` timeout.
-    case timeout
-    /// The origin device refused: the activity is no longer current there, has expired,
-    /// or the request failed its authentication.
-    case rejected
-    /// No local app handles the type, and the activity has no webpage URL to open.
-    case noHandler = "no-handler"
-    /// The payload failed authentication, was malformed, over a limit, or lacks one of
-    /// its `requiredUserInfoKeys`. Nothing of it is handed over.
-    case payloadInvalid = "payload-invalid"
-    /// `continue.cancel`, the requesting connection closed, or the daemon stopped.
-    case cancelled
-}
-
 /// The `continueFailed` event.
 public struct ContinueFailedEvent: Sendable, Codable, Hashable {
     public var continuation: String
     public var nearbyID: String
-    public var code: ContinueFailure
+    public var code: ContinueError.Code
     /// A sentence for people.
     public var message: String
 
-    public init(continuation: String, nearbyID: String, code: ContinueFailure, message: String) {
+    public init(continuation: String, nearbyID: String, code: ContinueError.Code, message: String) {
         self.continuation = continuation
         self.nearbyID = nearbyID
         self.code = code

@@ -75,7 +75,7 @@ struct ContinueCommand: AsyncParsableCommand {
     }
 
     /// The exit status for each failure code (see the help above).
-    static func exitStatus(for code: ContinueFailure) -> Int32 {
+    static func exitStatus(for code: ContinueError.Code) -> Int32 {
         switch code {
         case .outOfRange: 3
         case .timeout: 4

@@ -91,21 +91,13 @@ struct Handoffd: AsyncParsableCommand {
         let logger = Logger(label: "handoffd")
         let service = HandoffService(
             configuration: configuration, configurationPath: configurationPath, overrides: overrides, logger: logger)
-        let group = ServiceGroup(
-            configuration: ServiceGroupConfiguration(
-                services: [
-                    .init(
-                        service: service, successTerminationBehavior: .gracefullyShutdownGroup,
-                        failureTerminationBehavior: .gracefullyShutdownGroup)
-                ],
-                gracefulShutdownSignals: [.sigterm, .sigint],
-                logger: logger))
         do {
-            try await group.run()
+            try await service.makeGroup().run()
         } catch {
             logger.critical("\(error)")
             throw ExitCode.failure
         }
+        logger.notice("handoffd stopped")
     }
 
     /// Command-line settings, applied over the file (and again after a reload).

@@ -64,7 +64,7 @@ import Testing
         let a = try await Laptop(bus: bus, adapter: "hci0")
         try await a.waitUntilReady()
         let radio = a.radio
-        await radio.advertise(Self.tooLong)
+        await radio.advertise(.broadcast(Self.tooLong))
         try await eventually { await radio.status.lastError?.contains("too long (32 bytes, at most 31)") == true }
         let status = await radio.status
         #expect(status.lastError?.contains(lengthError) == true)
@@ -81,7 +81,7 @@ import Testing
         }
         #expect(try await sim.activeInstances("hci0") == 0)
         // Data that fits goes on the air, and the error is gone.
-        await radio.advertise(Self.largest)
+        await radio.advertise(.broadcast(Self.largest))
         try await eventually { await radio.status.advertising }
         #expect(await radio.status.lastError == nil)
         #expect(try await sim.activeInstances("hci0") == 1)

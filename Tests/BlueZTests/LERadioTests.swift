@@ -60,7 +60,7 @@ struct Laptop {
         let b = try await Laptop(bus: bus, adapter: "hci1")
         try await a.waitUntilReady()
         try await b.waitUntilReady()
-        await a.radio.advertise(Self.payloadA)
+        await a.radio.advertise(.broadcast(Self.payloadA))
         let event = try await firstMatch(b.radio.scanEvents, report(Self.payloadA))
         guard case .report(let report) = event else { return }
         #expect(report.companyID == 0xFFFF)
@@ -80,9 +80,9 @@ struct Laptop {
         let b = try await Laptop(bus: bus, adapter: "hci1")
         try await a.waitUntilReady()
         try await b.waitUntilReady()
-        await a.radio.advertise(Self.payloadA)
+        await a.radio.advertise(.broadcast(Self.payloadA))
         _ = try await firstMatch(b.radio.scanEvents, report(Self.payloadA))
-        await a.radio.advertise(Self.payloadB)
+        await a.radio.advertise(.broadcast(Self.payloadB))
         _ = try await firstMatch(b.radio.scanEvents, report(Self.payloadB))
         await a.stop()
         await b.stop()
@@ -94,12 +94,12 @@ struct Laptop {
         let sim = try await SimulatedBlueZ(bus: bus)
         let a = try await Laptop(bus: bus, adapter: "hci0")
         try await a.waitUntilReady()
-        await a.radio.advertise(Self.payloadA)
+        await a.radio.advertise(.broadcast(Self.payloadA))
         try await eventually { (try? await sim.activeInstances("hci0")) == 1 }
         await a.radio.advertise(nil)
         try await eventually { (try? await sim.activeInstances("hci0")) == 0 }
         #expect(await a.radio.status.advertising == false)
-        await a.radio.advertise(Self.payloadA)
+        await a.radio.advertise(.broadcast(Self.payloadA))
         try await eventually { (try? await sim.activeInstances("hci0")) == 1 }
         await a.stop()
         try await eventually { (try? await sim.activeInstances("hci0")) == 0 }
@@ -111,7 +111,7 @@ struct Laptop {
         let sim = try await SimulatedBlueZ(bus: bus)
         let a = try await Laptop(bus: bus, adapter: "hci0")
         try await a.waitUntilReady()
-        await a.radio.advertise(Self.payloadA)
+        await a.radio.advertise(.broadcast(Self.payloadA))
         try await eventually { await a.radio.status.advertising }
         // A graceful restart makes the simulator call Release, as bluetoothd does on SIGTERM.
         try await sim.restart(downtime: .milliseconds(300), graceful: true)
@@ -143,7 +143,7 @@ struct Laptop {
 
         // The radio surfaces the same refusal as a clear error and keeps retrying.
         let a = try await Laptop(bus: bus, adapter: "hci0")
-        await a.radio.advertise(Self.payloadA)
+        await a.radio.advertise(.broadcast(Self.payloadA))
         try await eventually { await a.radio.status.lastError?.contains("no free advertising instance") == true }
         try await LEAdvertisingManager1.unregisterAdvertisement(adverts[0].path, adapter: "/org/bluez/hci0", on: connection)
         try await eventually(within: .seconds(15)) { await a.radio.status.advertising }
@@ -160,7 +160,7 @@ struct Laptop {
         let b = try await Laptop(bus: bus, adapter: "hci1")
         try await a.waitUntilReady()
         try await b.waitUntilReady()
-        await a.radio.advertise(Self.payloadA)
+        await a.radio.advertise(.broadcast(Self.payloadA))
         _ = try await firstMatch(b.radio.scanEvents, report(Self.payloadA))
 
         let owners = try await b.connection.nameOwnerChanges(of: "org.bluez")
@@ -192,13 +192,13 @@ struct Laptop {
         let b = try await Laptop(bus: bus, adapter: "hci1") { $0.discoveryConfirmation = .milliseconds(500) }
         try await a.waitUntilReady()
         try await b.waitUntilReady()
-        await a.radio.advertise(Self.payloadA)
+        await a.radio.advertise(.broadcast(Self.payloadA))
         _ = try await firstMatch(b.radio.scanEvents, report(Self.payloadA))
 
         try await sim.restart(downtime: .milliseconds(300), graceful: false)
         // New data, so that nothing heard before the restart counts. The kernel's
         // scans would last 30 s: hearing it within 10 s means both radios cleared them.
-        await a.radio.advertise(Self.payloadB)
+        await a.radio.advertise(.broadcast(Self.payloadB))
         _ = try await firstMatch(b.radio.scanEvents, within: .seconds(10), report(Self.payloadB))
         // A may be registering afresh after its own power cycle right now.
         try await eventually { await a.radio.status.advertising }
@@ -247,7 +247,7 @@ struct Laptop {
         let b = try await Laptop(bus: bus, adapter: "hci1")
         try await a.waitUntilReady()
         try await b.waitUntilReady()
-        await a.radio.advertise(Self.payloadA)
+        await a.radio.advertise(.broadcast(Self.payloadA))
         _ = try await firstMatch(b.radio.scanEvents, report(Self.payloadA))
 
         try await sim.removeAdapter("hci0")

@@ -31,8 +31,8 @@ import Testing
                 using: &generator)
         }
 
-        mutating func status(_ request: [UInt8], now: Double = Fixture.now) -> ContinuationStatus {
-            do throws(ContinuationStatus) {
+        mutating func status(_ request: [UInt8], now: Double = Fixture.now) -> ExchangeStatus {
+            do throws(ExchangeStatus) {
                 _ = try server.accept(request, now: now)
                 return .ok
             } catch {
@@ -45,13 +45,21 @@ import Testing
         type: Fixture.browse, title: "Release notes", userInfo: Array(#"{"scroll":0.25,"tab":3}"#.utf8),
         webpageURL: "https://example.org/notes", requiredUserInfoKeys: ["tab"])
 
-    static func failure(_ body: () throws(ContinuationError) -> ActivityPayload) -> ContinuationError? {
-        do throws(ContinuationError) {
+    static func failure(_ body: () throws(ExchangeError) -> ActivityPayload) -> ExchangeError? {
+        do throws(ExchangeError) {
             _ = try body()
             return nil
         } catch {
             return error
         }
+    }
+
+    /// A recognised beacon carries its recognition tag, so a request can be built from it alone.
+    @Test func aRecognisedBeaconCarriesTheTagItsPayloadHad() throws {
+        var exchange = try Exchange()
+        #expect(exchange.beacon.tagBytes == exchange.tag)
+        let fromBeacon = PendingContinuation(beacon: exchange.beacon, account: Fixture.accountA, requester: DeviceID(rawValue: 2))
+        #expect(exchange.status(fromBeacon.request) == .ok)
     }
 
     @Test func aRequestIsAnsweredWithTheExactPayloadAndNamesBothDevices() throws {
@@ -84,7 +92,7 @@ import Testing
                 headerNibble: 0, epoch: forged.beacon.epoch, slot: forged.beacon.fields.slot, salt: 0,
                 typeHash: forged.beacon.typeHash, flags: [], sequence: forged.beacon.sequence &+ 9,
                 device: forged.beacon.device),
-            activityType: forged.beacon.activityType)
+            activityType: forged.beacon.activityType, tag: forged.beacon.tag)
         let request = PendingContinuation(
             beacon: other, tag: forged.tag, account: Fixture.accountA, requester: DeviceID(rawValue: 1),
             using: &forged.generator
@@ -122,26 +130,26 @@ import Testing
         let second = exchange.pending()
         let accepted = try exchange.server.accept(first.request, now: Fixture.now)
         let response = exchange.server.respond(to: accepted, with: Self.payload, using: &exchange.generator)
-        #expect(Self.failure { () throws(ContinuationError) in try second.open(response: response) } == .authenticationFailed)
+        #expect(Self.failure { () throws(ExchangeError) in try second.open(response: response) } == .authenticationFailed)
         for index in 2..<response.count {
             var tampered = response
             tampered[index] ^= 0x80
-            #expect(Self.failure { () throws(ContinuationError) in try first.open(response: tampered) } == .authenticationFailed)
+            #expect(Self.failure { () throws(ExchangeError) in try first.open(response: tampered) } == .authenticationFailed)
         }
     }
 
     @Test func refusalsAndMalformedResponsesAreReportedAsSuch() throws {
         var exchange = try Exchange()
         let pending = exchange.pending()
-        for status in ContinuationStatus.allCases where status != .ok {
-            #expect(Self.failure { () throws(ContinuationError) in
+        for status in ExchangeStatus.allCases where status != .ok {
+            #expect(Self.failure { () throws(ExchangeError) in
                 try pending.open(response: ContinuationServer.refusal(status))
             } == .refused(status))
         }
-        #expect(Self.failure { () throws(ContinuationError) in try pending.open(response: []) } == .malformedResponse("0 bytes"))
-        #expect(Self.failure { () throws(ContinuationError) in try pending.open(response: [0x10, 99]) } == .malformedResponse("unknown status 99"))
-        #expect(Self.failure { () throws(ContinuationError) in try pending.open(response: [0x20, 0]) } == .malformedResponse("version byte 0x20"))
-        #expect(Self.failure { () throws(ContinuationError) in try pending.open(response: [0x10, 0, 1, 2]) } == .malformedResponse("4 bytes"))
+        #expect(Self.failure { () throws(ExchangeError) in try pending.open(response: []) } == .malformedResponse("0 bytes"))
+        #expect(Self.failure { () throws(ExchangeError) in try pending.open(response: [0x10, 99]) } == .malformedResponse("unknown status 99"))
+        #expect(Self.failure { () throws(ExchangeError) in try pending.open(response: [0x20, 0]) } == .malformedResponse("version byte 0x20"))
+        #expect(Self.failure { () throws(ExchangeError) in try pending.open(response: [0x10, 0, 1, 2]) } == .malformedResponse("4 bytes"))
     }
 
     @Test func thePayloadRoundTripsAndEveryLimitHolds() throws {
@@ -207,9 +215,9 @@ import Testing
     @Test func chunksThatBreakTheRulesAreErrors() throws {
         let chunks = ResponseChunks.split([UInt8](repeating: 7, count: 100), session: 42, mtu: 23)
         #expect(chunks.count == 9)
-        func error(_ steps: [[UInt8]]) -> ContinuationError? {
+        func error(_ steps: [[UInt8]]) -> ExchangeError? {
             var assembler = ChunkAssembler(session: 42)
-            do throws(ContinuationError) {
+            do throws(ExchangeError) {
                 for chunk in steps { _ = try assembler.add(chunk) }
                 return nil
             } catch {

@@ -46,6 +46,15 @@ import Testing
         return type
     }
 
+    static let payload = [UInt8](0..<24)
+
+    /// Applies each policy to the radio's advertisement of `payload`, as the daemon's advertiser does.
+    static func applying(to radio: LERadio) -> @Sendable (AdvertisingPolicy) async -> Void {
+        { policy in
+            await radio.advertise(policy.advertise ? RadioAdvertisement(payload: payload, type: policy.type) : nil)
+        }
+    }
+
     /// A private bus, the simulator, and a radio on hci0 advertising 24 bytes.
     struct Rig {
         let bus: PrivateBus
@@ -68,7 +77,7 @@ import Testing
             let radio = LERadio(connection: connection, manager: manager, configuration: configuration)
             self.radio = radio
             radioTask = Task { await radio.run() }
-            await radio.advertise(Array(0..<24))
+            await radio.advertise(.broadcast(AddressPrivacyMonitorTests.payload))
         }
 
         func stop() async {
@@ -92,14 +101,14 @@ import Testing
         let manager = rig.manager
         let record = LogRecord()
         let monitor = AddressPrivacyMonitor(
-            manager: rig.manager, radio: radio, selector: .name("hci0"), configured: .peripheral,
+            manager: rig.manager, selector: .name("hci0"), configured: .peripheral,
             mainConfPath: "/nonexistent/main.conf",
             readKernel: { name in
                 let powered = manager.adapters().first { $0.interfaceName == "hci0" }?.powered == true
                 asked.withLock { $0.append((name, powered)) }
                 return kernel.withLock { $0 }
             },
-            logger: Logger(label: "test") { _ in RecordingHandler(record: record) })
+            logger: Logger(label: "test") { _ in RecordingHandler(record: record) }, apply: Self.applying(to: radio))
         let monitorTask = Task { await monitor.run() }
 
         // Privacy on: connectable.
@@ -154,9 +163,9 @@ import Testing
         let (observer, radio) = (rig.observer, rig.radio)
         let record = LogRecord()
         let monitor = AddressPrivacyMonitor(
-            manager: rig.manager, radio: radio, selector: .name("hci0"), configured: nil, mode: mode,
+            manager: rig.manager, selector: .name("hci0"), configured: nil, mode: mode,
             mainConfPath: "/nonexistent/main.conf", readKernel: { _ in .known(.on) },
-            logger: Logger(label: "test") { _ in RecordingHandler(record: record) })
+            logger: Logger(label: "test") { _ in RecordingHandler(record: record) }, apply: Self.applying(to: radio))
         let monitorTask = Task { await monitor.run() }
 
         try await eventually { await monitor.availability != nil }
@@ -168,7 +177,7 @@ import Testing
             #expect(availability.fix?.contains("address_privacy = \"warn\"") == true)
             #expect(record.count(containing: "not advertising") == 1)
             // It stays off: nothing registered while the radio keeps scanning.
-            try await eventually { await radio.advertisingWithheld }
+            try await eventually { await radio.wanted == nil }
             try await Task.sleep(for: .milliseconds(500))
             #expect(try await Self.activeInstances(from: observer) == 0)
             #expect(try await Self.exportedType(radio, from: observer) == nil)

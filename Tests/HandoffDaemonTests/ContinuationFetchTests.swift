@@ -7,10 +7,10 @@ import Testing
 /// How the continuing side reads a refusal out of the write's error
 /// (docs/continuation.md, section 5): bluetoothd's text for an application error.
 @Suite struct ContinuationFetchTests {
-    @Test(arguments: ContinuationStatus.allCases.filter { $0 != .ok })
-    func everyRefusalIsReadBack(status: ContinuationStatus) {
+    @Test(arguments: ExchangeStatus.allCases.filter { $0 != .ok })
+    func everyRefusalIsReadBack(status: ExchangeStatus) {
         // What the origin throws, as bluetoothd on the continuing side reports it.
-        let code = String(HandoffDaemon.refusal(status).message.dropFirst(2))
+        let code = String(GattContinuationLink.refusal(status).message.dropFirst(2))
         let error = DBusError(name: "org.bluez.Error.Failed", message: "Operation failed with ATT error: 0x\(code)")
         #expect(ContinuationFetch.refusal(in: error) == status)
     }

@@ -14,7 +14,7 @@ import Testing
             headerNibble: 0, epoch: Epoch(index: epoch, length: 600), slot: 0, salt: 0,
             typeHash: ActivityTypeHash(rawValue: 0xAABB_CCDD), flags: flags, sequence: sequence,
             device: DeviceID(rawValue: device))
-        return RecognizedBeacon(account: account, accountName: "me", fields: fields, activityType: type)
+        return RecognizedBeacon(account: account, accountName: "me", fields: fields, activityType: type, tag: 0x0102_0304)
     }
 
     @Test func theCapEvictsTheLeastRecentlySeen() {

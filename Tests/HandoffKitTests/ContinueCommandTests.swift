@@ -61,10 +61,10 @@ struct ContinueCommandTests {
     }
 
     @Test func eachFailureCodeHasItsMessageAndExitStatus() async throws {
-        let statuses: [ContinueFailure: Int32] = [
+        let statuses: [ContinueError.Code: Int32] = [
             .outOfRange: 3, .timeout: 4, .rejected: 5, .noHandler: 6, .payloadInvalid: 7, .cancelled: 8,
         ]
-        for code in ContinueFailure.allCases {
+        for code in ContinueError.Code.allCases {
             let daemon = try Self.daemon(.fail(code, "the daemon's words"))
             defer { daemon.stop() }
             let outcome = try await HandoffCtl.run(["continue", "n1", "--socket", daemon.socketPath])

@@ -36,11 +36,11 @@ import Testing
 
     @Test func everyFailureCodeBecomesItsTypedError() async throws {
         var scripts: [String: ScriptedDaemon.ContinueScript] = [:]
-        for code in ContinueFailure.allCases { scripts["n-\(code.rawValue)"] = .fail(code, "because of \(code.rawValue)") }
+        for code in ContinueError.Code.allCases { scripts["n-\(code.rawValue)"] = .fail(code, "because of \(code.rawValue)") }
         let daemon = try Self.daemon(scripts)
         defer { daemon.stop() }
         let client = HandoffClient(app: "tests", socketPath: daemon.socketPath)
-        for code in ContinueFailure.allCases {
+        for code in ContinueError.Code.allCases {
             let error = await #expect(throws: ContinueError.self) {
                 try await client.continue(nearbyID: "n-\(code.rawValue)")
             }
@@ -56,11 +56,11 @@ import Testing
         } catch ContinueError.outOfRange(let message) {
             #expect(message == "because of out-of-range")
         }
-        let expected: [ContinueFailure: ContinueError] = [
+        let expected: [ContinueError.Code: ContinueError] = [
             .outOfRange: .outOfRange("m"), .timeout: .timeout("m"), .rejected: .rejected("m"),
             .noHandler: .noHandler("m"), .payloadInvalid: .payloadInvalid("m"), .cancelled: .cancelled("m"),
         ]
-        for code in ContinueFailure.allCases {
+        for code in ContinueError.Code.allCases {
             #expect(ContinueError(ContinueFailedEvent(continuation: "c", nearbyID: "n", code: code, message: "m")) == expected[code])
         }
         await client.close()

@@ -25,7 +25,7 @@ final class ScriptedDaemon: Sendable {
         /// Sends `continued` with this activity.
         case succeed(ContinuedActivity)
         /// Sends `continueFailed` with this code and message.
-        case fail(ContinueFailure, String)
+        case fail(ContinueError.Code, String)
         /// Sends nothing until `continue.cancel`, which it answers with `continueFailed` `cancelled`.
         case never
     }

@@ -9,7 +9,7 @@ import Testing
 /// B's side against an origin that misbehaves (`FakeOrigin`): the continuation fails,
 /// whole (no `continued`), with the failure's code (docs/protocol.md, "Continuation failures").
 @Suite(.serialized) struct ContinueCheckSystemTests {
-    static func expected(_ behaviour: FakeOrigin.Behaviour) -> (code: ContinueFailure, message: String) {
+    static func expected(_ behaviour: FakeOrigin.Behaviour) -> (code: ContinueError.Code, message: String) {
         switch behaviour {
         case .tampered: (.payloadInvalid, "failed authentication")
         case .wrongType: (.payloadInvalid, "not the one its beacon announced")

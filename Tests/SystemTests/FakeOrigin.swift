@@ -46,8 +46,8 @@ struct FakeOrigin {
         let request = LocalGattCharacteristic(
             uuid: ContinuationFormat.requestCharacteristicUUID, flags: [.write],
             onWrite: { value, options in
-                let checked: Result<ContinuationServer.Accepted, ContinuationStatus> = state.withLock { server in
-                    do throws(ContinuationStatus) {
+                let checked: Result<ContinuationServer.Accepted, ExchangeStatus> = state.withLock { server in
+                    do throws(ExchangeStatus) {
                         return .success(try server.accept(value, now: Date().timeIntervalSince1970))
                     } catch {
                         return .failure(error)

@@ -71,7 +71,7 @@ public struct ContinuationServer: Sendable {
     }
 
     /// Checks a request. - Throws: the status to refuse it with.
-    public mutating func accept(_ request: [UInt8], now: Double) throws(ContinuationStatus) -> Accepted {
+    public mutating func accept(_ request: [UInt8], now: Double) throws(ExchangeStatus) -> Accepted {
         prune(current: configuration.epoch(containing: now))
         guard request.count == ContinuationFormat.requestLength, request[0] == ContinuationFormat.versionByte else {
             throw .malformed
@@ -121,7 +121,7 @@ public struct ContinuationServer: Sendable {
         let box = try! ChaChaPoly.seal(
             payload.encoded(), using: key, nonce: try! ChaChaPoly.Nonce(data: nonce),
             authenticating: ContinuationFormat.responseLabel + request.context + request.tag + request.requestNonce)
-        return [ContinuationFormat.versionByte, ContinuationStatus.ok.rawValue] + nonce + Array(box.ciphertext) + Array(box.tag)
+        return [ContinuationFormat.versionByte, ExchangeStatus.ok.rawValue] + nonce + Array(box.ciphertext) + Array(box.tag)
     }
 
     /// `respond(to:with:using:)` with the system's secure generator.
@@ -131,7 +131,7 @@ public struct ContinuationServer: Sendable {
     }
 
     /// A refusal: the version and the status, no body.
-    public static func refusal(_ status: ContinuationStatus) -> [UInt8] {
+    public static func refusal(_ status: ExchangeStatus) -> [UInt8] {
         [ContinuationFormat.versionByte, status.rawValue]
     }
 

@@ -52,14 +52,19 @@ public struct PendingContinuation: Sendable {
         self.init(beacon: beacon, tag: tag, account: account, requester: requester, using: &generator)
     }
 
+    /// A request for `beacon`, with the tag it carried and the system's secure generator.
+    public init(beacon: RecognizedBeacon, account: AccountKey, requester: DeviceID) {
+        self.init(beacon: beacon, tag: beacon.tagBytes, account: account, requester: requester)
+    }
+
     /// Opens the reassembled response.
-    /// - Throws: `ContinuationError`: refused, malformed, not authentic, or an invalid payload.
-    public func open(response: [UInt8]) throws(ContinuationError) -> ActivityPayload {
+    /// - Throws: `ExchangeError`: refused, malformed, not authentic, or an invalid payload.
+    public func open(response: [UInt8]) throws(ExchangeError) -> ActivityPayload {
         guard response.count >= 2 else { throw .malformedResponse("\(response.count) bytes") }
         guard response[0] == ContinuationFormat.versionByte else {
             throw .malformedResponse("version byte 0x\(String(response[0], radix: 16))")
         }
-        guard let status = ContinuationStatus(rawValue: response[1]) else {
+        guard let status = ExchangeStatus(rawValue: response[1]) else {
             throw .malformedResponse("unknown status \(response[1])")
         }
         guard status == .ok else {

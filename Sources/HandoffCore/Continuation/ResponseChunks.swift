@@ -29,8 +29,8 @@ public struct ChunkAssembler: Sendable {
 
     /// Adds a notification's value. Returns the whole response once every chunk arrived;
     /// nil while some are missing and for chunks of other sessions.
-    /// - Throws: `ContinuationError.badChunk` for a chunk that breaks the rules.
-    public mutating func add(_ chunk: [UInt8]) throws(ContinuationError) -> [UInt8]? {
+    /// - Throws: `ExchangeError.badChunk` for a chunk that breaks the rules.
+    public mutating func add(_ chunk: [UInt8]) throws(ExchangeError) -> [UInt8]? {
         guard chunk.count >= ContinuationFormat.chunkHeaderLength else {
             throw .badChunk("\(chunk.count) bytes, shorter than the header")
         }

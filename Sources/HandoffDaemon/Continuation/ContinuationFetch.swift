@@ -5,17 +5,6 @@ import HandoffCore
 import HandoffProtocol
 import Synchronization
 
-/// Why a continuation failed: a code of the protocol and a sentence for people.
-struct ContinueFailed: Error, Sendable {
-    var code: ContinueFailure
-    var message: String
-
-    init(_ code: ContinueFailure, _ message: String) {
-        self.code = code
-        self.message = message
-    }
-}
-
 /// The continuing side's exchange over GATT with one origin device
 /// (docs/continuation.md, section 1): connect to the device the beacon came
 /// from, wait for its services, subscribe to the response, write the request
@@ -79,7 +68,7 @@ final class ContinuationFetch: Sendable {
     }
 
     /// Fetches and opens the activity, within `timeout`.
-    func run() async -> Result<ActivityPayload, ContinueFailed> {
+    func run() async -> Result<ActivityPayload, ContinueError> {
         let seconds = timeout.components.seconds
         do {
             return .success(
@@ -93,19 +82,19 @@ final class ContinuationFetch: Sendable {
                     if let payload = try await group.next() ?? nil { return payload }
                     switch state.withLock({ $0.phase }) {
                     case .connecting:
-                        throw ContinueFailed(.outOfRange, "the origin device could not be connected to within \(seconds) s")
+                        throw ContinueError(.outOfRange, "the origin device could not be connected to within \(seconds) s")
                     case .resolving:
-                        throw ContinueFailed(.timeout, "the origin device's services were not found within \(seconds) s")
+                        throw ContinueError(.timeout, "the origin device's services were not found within \(seconds) s")
                     case .exchanging:
-                        throw ContinueFailed(.timeout, "the origin device did not answer within \(seconds) s")
+                        throw ContinueError(.timeout, "the origin device did not answer within \(seconds) s")
                     }
                 })
-        } catch let failure as ContinueFailed {
+        } catch let failure as ContinueError {
             return .failure(failure)
         } catch is CancellationError {
-            return .failure(ContinueFailed(.cancelled, "cancelled"))
+            return .failure(ContinueError(.cancelled, "cancelled"))
         } catch {
-            return .failure(ContinueFailed(.outOfRange, "the exchange with the origin device failed: \(error)"))
+            return .failure(ContinueError(.outOfRange, "the exchange with the origin device failed: \(error)"))
         }
     }
 
@@ -170,7 +159,7 @@ final class ContinuationFetch: Sendable {
         }
         guard let found = await manager.first(within: Self.gattObjectsGrace, find) else {
             try Task.checkCancellation()
-            throw ContinueFailed(.rejected, "the origin device does not offer handoff's continuation service")
+            throw ContinueError(.rejected, "the origin device does not offer handoff's continuation service")
         }
         let (request, response) = (found[0], found[1])
         let values = try await GattCharacteristic1.valueChanges(of: response.path, on: connection)
@@ -178,7 +167,7 @@ final class ContinuationFetch: Sendable {
         trace("notifications on")
         while true {
             guard let pending = await makeRequest() else {
-                throw ContinueFailed(.outOfRange, "the activity is no longer nearby")
+                throw ContinueError(.outOfRange, "the activity is no longer nearby")
             }
             do {
                 try await GattCharacteristic1.writeValue(request.path, pending.request, type: .request, on: connection)
@@ -186,13 +175,13 @@ final class ContinuationFetch: Sendable {
             } catch let error as DBusError {
                 guard let status = Self.refusal(in: error) else {
                     if Self.isNotConnected(error) { throw error }
-                    throw ContinueFailed(.outOfRange, "the request could not be sent: \(error.message)")
+                    throw ContinueError(.outOfRange, "the request could not be sent: \(error.message)")
                 }
                 if status == .busy {
                     try await Task.sleep(for: Self.busyRetryDelay)
                     continue
                 }
-                throw ContinueFailed(.rejected, "the origin device refused: \(status)")
+                throw ContinueError(.rejected, "the origin device refused: \(status)")
             }
             var assembler = ChunkAssembler(session: pending.session)
             var whole: [UInt8]?
@@ -203,18 +192,18 @@ final class ContinuationFetch: Sendable {
                         break
                     }
                 }
-            } catch let error as ContinuationError {
-                throw ContinueFailed(.payloadInvalid, "the response was invalid: \(error)")
+            } catch let error as ExchangeError {
+                throw ContinueError(.payloadInvalid, "the response was invalid: \(error)")
             }
             try Task.checkCancellation()
-            guard let whole else { throw ContinueFailed(.outOfRange, "the origin device disconnected during the exchange") }
+            guard let whole else { throw ContinueError(.outOfRange, "the origin device disconnected during the exchange") }
             trace("response complete (\(whole.count) bytes)")
             do {
                 return try pending.open(response: whole)
             } catch .refused(let status) {
-                throw ContinueFailed(.rejected, "the origin device refused: \(status)")
+                throw ContinueError(.rejected, "the origin device refused: \(status)")
             } catch {
-                throw ContinueFailed(.payloadInvalid, "the response was invalid: \(error)")
+                throw ContinueError(.payloadInvalid, "the response was invalid: \(error)")
             }
         }
     }
@@ -227,7 +216,7 @@ final class ContinuationFetch: Sendable {
         while true {
             try Task.checkCancellation()
             guard let device = await currentDevice() else {
-                throw ContinueFailed(.outOfRange, "the origin device is no longer heard")
+                throw ContinueError(.outOfRange, "the origin device is no longer heard")
             }
             let waitStart = ContinuousClock.now
             await awaitDisconnection(device)
@@ -301,11 +290,11 @@ final class ContinuationFetch: Sendable {
     }
 
     /// The status a refusal carries: "Operation failed with ATT error: 0x8N" → N.
-    static func refusal(in error: DBusError) -> ContinuationStatus? {
+    static func refusal(in error: DBusError) -> ExchangeStatus? {
         guard let range = error.message.range(of: "ATT error: 0x", options: .caseInsensitive),
             let code = UInt8(error.message[range.upperBound...].prefix(2), radix: 16), code & 0xF0 == 0x80
         else { return nil }
-        guard let status = ContinuationStatus(rawValue: code & 0x0F), status != .ok else { return nil }
+        guard let status = ExchangeStatus(rawValue: code & 0x0F), status != .ok else { return nil }
         return status
     }
 }

@@ -8,11 +8,11 @@ import Synchronization
 /// "handoff continuation" service with its request and response
 /// characteristics, exported once and kept registered with bluetoothd.
 ///
-/// Like `LERadio`, it reconciles rather than sets up once: every change of
-/// bluetoothd's adapters (bluetoothd restarting, the adapter going or a new one
-/// being chosen) triggers a pass that registers the application
-/// (`GattManager1.RegisterApplication`) on the adapter the radio uses. A pass
-/// that fails is retried with backoff.
+/// Like `LERadio`, it reconciles rather than sets up once (with the same
+/// `Reconciler`): every change of bluetoothd's adapters (bluetoothd
+/// restarting, the adapter going or a new one being chosen) triggers a pass
+/// that registers the application (`GattManager1.RegisterApplication`) on the
+/// adapter the radio uses. A pass that fails is retried with backoff.
 ///
 /// What a written request means is the daemon's business: `onRequest` gets it
 /// with the link's MTU and either throws (a `GattError` goes back as the
@@ -20,37 +20,22 @@ import Synchronization
 /// order after the write is answered.
 actor ContinuationGattServer {
     /// Answers one written request: the notifications to send, and what to do once they are sent.
-    typealias RequestHandler = @Sendable ([UInt8], GattRequestOptions) async throws -> Reply
-
-    struct Reply: Sendable {
-        var notifications: [[UInt8]]
-        /// Runs after the last notification went to bluetoothd (true) or could not be sent (false).
-        var completion: @Sendable (Bool) async -> Void
-    }
+    typealias RequestHandler = @Sendable ([UInt8], GattRequestOptions) async throws -> ContinuationReply
 
     static let applicationPath: DBusObjectPath = "/org/handoff/gatt"
 
-    let connection: DBusConnection
-    let manager: BlueZObjectManager
-    let selector: AdapterSelector
+    let bluez: BlueZContext
     private let logger: Logger
     private let onRequest: RequestHandler
     private var application: GattApplication?
     /// The adapter bluetoothd has our application on, as far as we know.
     private var registeredOn: DBusObjectPath?
-    private var retryTask: Task<Void, Never>?
-    private var retryDelay: Duration = .milliseconds(250)
-    private var reconciling = false
-    private var passRequested = false
-    private var stopped = false
+    private let reconciler = Reconciler()
 
     init(
-        connection: DBusConnection, manager: BlueZObjectManager, selector: AdapterSelector, logger: Logger,
-        onRequest: @escaping RequestHandler
+        bluez: BlueZContext, logger: Logger, onRequest: @escaping RequestHandler
     ) {
-        self.connection = connection
-        self.manager = manager
-        self.selector = selector
+        self.bluez = bluez
         self.logger = logger
         self.onRequest = onRequest
     }
@@ -58,7 +43,7 @@ actor ContinuationGattServer {
     /// Exports the application and keeps it registered until the task is cancelled.
     func run() async {
         let (events, continuation) = AsyncStream<BlueZObjectManager.Event>.makeStream()
-        let token = manager.observe { event in
+        let token = bluez.manager.observe { event in
             if Self.concernsRegistration(event) { continuation.yield(event) }
         }
         defer { token.cancel() }
@@ -74,9 +59,8 @@ actor ContinuationGattServer {
 
     /// Unregisters the application and takes it off the bus.
     func shutDown() async {
-        guard !stopped else { return }
-        stopped = true
-        retryTask?.cancel()
+        guard !reconciler.isStopped else { return }
+        reconciler.stop()
         await application?.unexport()
         application = nil
         registeredOn = nil
@@ -99,27 +83,15 @@ actor ContinuationGattServer {
     // MARK: Reconciling
 
     private func reconcile() async {
-        guard !stopped else { return }
-        if reconciling {
-            passRequested = true
-            return
+        await reconciler.reconcile(retry: { [weak self] in await self?.reconcile() }) {
+            try await pass()
+        } failed: { error in
+            logger.warning("continuation service not registered, retrying: \(error)")
         }
-        reconciling = true
-        defer { reconciling = false }
-        repeat {
-            passRequested = false
-            do {
-                try await pass()
-                retryDelay = .milliseconds(250)
-            } catch {
-                logger.warning("continuation service not registered, retrying: \(error)")
-                scheduleRetry()
-            }
-        } while passRequested && !stopped
     }
 
     private func pass() async throws {
-        guard manager.isServicePresent, let adapter = selector.choose(from: manager.adapters()) else {
+        guard bluez.manager.isServicePresent, let adapter = bluez.adapter.choose(from: bluez.manager.adapters()) else {
             registeredOn = nil
             return
         }
@@ -166,25 +138,10 @@ actor ContinuationGattServer {
         let response = LocalGattCharacteristic(uuid: ContinuationFormat.responseCharacteristicUUID, flags: [.notify])
         let application = try await GattApplication.export(
             [LocalGattService(uuid: ContinuationFormat.serviceUUID, characteristics: [request, response])],
-            at: Self.applicationPath, on: connection)
+            at: Self.applicationPath, on: bluez.connection)
         box.application = application
         self.application = application
         return application
-    }
-
-    private func scheduleRetry() {
-        guard retryTask == nil, !stopped else { return }
-        let delay = retryDelay
-        retryDelay = min(retryDelay * 2, .seconds(5))
-        retryTask = Task { [weak self] in
-            try? await Task.sleep(for: delay)
-            await self?.retryNow()
-        }
-    }
-
-    private func retryNow() async {
-        retryTask = nil
-        await reconcile()
     }
 }
 

@@ -21,6 +21,9 @@ public struct NearbyEntry: Sendable, Equatable {
     public var expires: ContinuousClock.Instant
     /// The bluetoothd Device1 object that carried the latest beacon.
     public var device: String?
+    /// The newest beacon accepted from this origin: what a continuation request names.
+    public var beacon: RecognizedBeacon
+
     /// The newest sequence number accepted from this origin.
-    public var sequence: UInt16
+    public var sequence: UInt16 { beacon.sequence }
 }

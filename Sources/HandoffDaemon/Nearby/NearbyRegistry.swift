@@ -54,7 +54,7 @@ public struct NearbyRegistry: Sendable {
             entry.activityType = beacon.activityType
             entry.typeHash = beacon.typeHash
             entry.flags = beacon.flags
-            entry.sequence = beacon.sequence
+            entry.beacon = beacon
             touch(&entry, rssi: sample, device: device, wallClock: wallClock, now: now)
             entries[id] = entry
             return (changed ? .updated(entry) : .refreshed(entry), nil)
@@ -63,7 +63,7 @@ public struct NearbyRegistry: Sendable {
             var entry = entries[predecessor]!
             byOrigin[entry.origin] = nil
             entry.origin = beacon.origin
-            entry.sequence = beacon.sequence
+            entry.beacon = beacon
             touch(&entry, rssi: sample, device: device, wallClock: wallClock, now: now)
             entries[entry.id] = entry
             byOrigin[beacon.origin] = entry.id
@@ -82,8 +82,7 @@ public struct NearbyRegistry: Sendable {
             id: id, account: beacon.account, accountName: beacon.accountName,
             origin: beacon.origin, activityType: beacon.activityType, typeHash: beacon.typeHash, flags: beacon.flags,
             rssi: sample,
-            firstSeen: wallClock, lastSeen: wallClock, expires: now + expiry, device: device,
-            sequence: beacon.sequence)
+            firstSeen: wallClock, lastSeen: wallClock, expires: now + expiry, device: device, beacon: beacon)
         entries[entry.id] = entry
         byOrigin[beacon.origin] = entry.id
         return (.appeared(entry), evicted)

@@ -13,6 +13,9 @@ import Logging
 /// to use (a connectable advertisement only with privacy on) and logs the
 /// outcome when it changes, once. `status` shows the latest outcome.
 ///
+/// It decides nothing on the air itself: each outcome goes to `apply` as an
+/// `AdvertisingPolicy`, which the daemon's advertiser follows.
+///
 /// The kernel accepts a change of privacy only while the adapter is powered
 /// off (Set Privacy is Rejected otherwise), so an answer read while it is
 /// powered holds until it is switched off. While there is no adapter, or it is
@@ -24,7 +27,8 @@ public actor AddressPrivacyMonitor {
     public typealias KernelReader = @Sendable (_ interfaceName: String) async -> KernelPrivacy
 
     let manager: BlueZObjectManager
-    let radio: LERadio
+    /// Where each policy goes (the daemon); awaited, so that it is in force before the next step.
+    let apply: @Sendable (AdvertisingPolicy) async -> Void
     let selector: AdapterSelector
     let configured: LEAdvertisementData.AdvertisingType?
     let mode: AddressPrivacyMode
@@ -38,12 +42,13 @@ public actor AddressPrivacyMonitor {
     private var checkRequested = false
 
     public init(
-        manager: BlueZObjectManager, radio: LERadio, selector: AdapterSelector,
+        manager: BlueZObjectManager, selector: AdapterSelector,
         configured: LEAdvertisementData.AdvertisingType?, mode: AddressPrivacyMode = .strict, mainConfPath: String,
-        readKernel: @escaping KernelReader = { await KernelPrivacy.read(interfaceName: $0) }, logger: Logger
+        readKernel: @escaping KernelReader = { await KernelPrivacy.read(interfaceName: $0) }, logger: Logger,
+        apply: @escaping @Sendable (AdvertisingPolicy) async -> Void
     ) {
         self.manager = manager
-        self.radio = radio
+        self.apply = apply
         self.selector = selector
         self.configured = configured
         self.mode = mode
@@ -82,7 +87,11 @@ public actor AddressPrivacyMonitor {
             checkRequested = false
             let chosen = manager.isServicePresent ? selector.choose(from: manager.adapters()) : nil
             let powered = chosen?.powered == true
-            if !powered { await radio.setAdvertisementType(.broadcast) }
+            if !powered {
+                await apply(
+                    AdvertisingPolicy(
+                        advertise: decision?.advertise ?? true, type: .broadcast, availability: decision?.availability))
+            }
             let adapter = chosen?.interfaceName
             let kernel: KernelPrivacy = if let adapter { await readKernel(adapter) } else { .unknown("no adapter") }
             let mainConf = (try? String(contentsOfFile: mainConfPath, encoding: .utf8))
@@ -91,15 +100,14 @@ public actor AddressPrivacyMonitor {
                 configured: configured, mainConf: mainConf, mainConfPath: mainConfPath, mode: mode)
             let extended = chosen.flatMap { manager.advertisingManager(of: $0.path)?.hasExtendedAdvertising }
             let new = policy.decide(adapter: adapter, kernel: kernel, extendedAdvertising: extended)
-            apply(new)
-            // Off the air before anything else changes; back on only once the type is right.
-            if !new.advertise { await radio.withholdAdvertising(true) }
-            await radio.setAdvertisementType(powered ? new.type : .broadcast)
-            if new.advertise { await radio.withholdAdvertising(false) }
+            note(new)
+            await apply(
+                AdvertisingPolicy(
+                    advertise: new.advertise, type: powered ? new.type : .broadcast, availability: new.availability))
         } while checkRequested && !Task.isCancelled
     }
 
-    private func apply(_ new: AddressPrivacyPolicy.Decision) {
+    private func note(_ new: AddressPrivacyPolicy.Decision) {
         defer { decision = new }
         guard new.availability != decision?.availability else { return }
         logger.log(level: new.level, "\(new.message)")

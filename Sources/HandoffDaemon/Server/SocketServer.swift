@@ -7,12 +7,12 @@ import Logging
 import NIOCore
 import NIOPosix
 
-/// The Unix stream socket apps talk to.
+/// The Unix stream socket apps talk to: the I/O half of the `ClientGateway`.
 ///
 /// Each connection gets its peer's uid from `SO_PEERCRED`, reads
 /// newline-delimited requests (an over-long line costs its sender an error,
-/// nothing more), and writes responses and events from an ordered, bounded
-/// outbox. The socket file gets the configured mode and group.
+/// nothing more) into the gateway, and writes what the gateway queues in the
+/// connection's outbox. The socket file gets the configured mode and group.
 public final class SocketServer: Sendable {
     public struct Options: Sendable {
         public var path: String
@@ -20,18 +20,17 @@ public final class SocketServer: Sendable {
         /// Group to own the socket; nil leaves it as created.
         public var group: String?
         public var maximumLineLength = ProtocolLimits.maximumLineLength
-        public var outboxCapacity = 1024
 
         public init(path: String) { self.path = path }
     }
 
     public let options: Options
-    private let daemon: HandoffDaemon
+    private let gateway: ClientGateway
     private let logger: Logger
 
-    public init(options: Options, daemon: HandoffDaemon, logger: Logger) {
+    public init(options: Options, gateway: ClientGateway, logger: Logger) {
         self.options = options
-        self.daemon = daemon
+        self.gateway = gateway
         self.logger = logger
     }
 
@@ -92,22 +91,21 @@ public final class SocketServer: Sendable {
             try? await connection.channel.close()
             return
         }
-        let outbox = Outbox(capacity: options.outboxCapacity)
-        let registration = await daemon.addClient(uid: credentials.uid, pid: credentials.pid, outbox: outbox)
+        let opened = await gateway.open(uid: credentials.uid, pid: credentials.pid)
         do {
             try await connection.executeThenClose { inbound, outbound in
-                let clientID: UInt64
-                switch registration {
-                case .failure(let error):
-                    try await outbound.write(ByteBuffer(bytes: WireFormat.error(id: nil, error)))
+                let client: ClientConnection
+                switch opened {
+                case .failure(let refusal):
+                    try await outbound.write(ByteBuffer(bytes: refusal.bytes))
                     return
-                case .success(let id):
-                    clientID = id
+                case .success(let opened):
+                    client = opened
                 }
                 try await withThrowingTaskGroup(of: Void.self) { group in
                     // The writer drains the outbox; when the outbox closes, the connection ends.
                     group.addTask {
-                        for await frame in outbox.frames {
+                        for await frame in client.outbox.frames {
                             try await outbound.write(ByteBuffer(bytes: frame))
                         }
                     }
@@ -116,31 +114,22 @@ public final class SocketServer: Sendable {
                         for try await chunk in inbound {
                             for item in lines.append(chunk.readableBytesView) {
                                 switch item {
-                                case .tooLong:
-                                    outbox.send(
-                                        WireFormat.error(
-                                            id: nil,
-                                            ProtocolError(
-                                                .lineTooLong,
-                                                "request line longer than \(self.options.maximumLineLength) bytes; it was skipped")))
-                                case .line(let bytes):
-                                    let response = await self.daemon.handle(line: bytes, from: clientID)
-                                    // Empty: the daemon queued the response itself (before its events).
-                                    if !response.isEmpty && !outbox.send(response) { outbox.close() }
+                                case .tooLong: client.lineTooLong(limit: self.options.maximumLineLength)
+                                case .line(let bytes): await client.receive(bytes)
                                 }
                             }
                         }
-                        outbox.close()
+                        client.outbox.close()
                     }
                     try await group.next()
                     group.cancelAll()
                 }
-                await daemon.removeClient(clientID)
+                await client.close()
             }
         } catch {
             logger.debug("connection ended: \(error)")
         }
-        if case .success(let id) = registration { await daemon.removeClient(id) }
+        if case .success(let client) = opened { await client.close() }
     }
 }
 

@@ -26,7 +26,6 @@ public final class AdvertisementScanner: Sendable {
 
     private struct State {
         var adapter: DBusObjectPath?
-        var reported: [DBusObjectPath: String] = [:]
         var reports: UInt64 = 0
         var dropped: UInt64 = 0
         /// Events waiting for the end of the coalescing interval.
@@ -63,8 +62,7 @@ public final class AdvertisementScanner: Sendable {
         channel = ScanEventChannel(capacity: self.bufferSize)
         events = ScanEvents(channel: channel)
         let tokens = [
-            manager.observe { [weak self] event in self?.handle(event) },
-            manager.observeAdvertisements { [weak self] advertisement in self?.report(advertisement) },
+            manager.observeAdvertisements { [weak self] advertisement in self?.report(advertisement) }
         ]
         self.tokens.withLock { $0 = tokens }
     }
@@ -81,25 +79,15 @@ public final class AdvertisementScanner: Sendable {
         channel.finish()
     }
 
-    /// Switches to another adapter (or none). Devices of the old one are reported lost.
+    /// Switches to another adapter (or none).
     public func setAdapter(_ adapter: DBusObjectPath?) {
-        let lost = state.withLock { state -> [DBusObjectPath: String] in
-            guard state.adapter != adapter else { return [:] }
-            state.adapter = adapter
-            defer { state.reported.removeAll() }
-            return state.reported
-        }
-        for (device, address) in lost { emit(.lost(device: device, address: address)) }
+        state.withLock { $0.adapter = adapter }
     }
 
     /// Counts since the scanner started: reports emitted, and events dropped
     /// because the consumer fell more than `bufferSize` behind.
     public var counters: (reports: UInt64, dropped: UInt64) {
         state.withLock { ($0.reports, $0.dropped) }
-    }
-
-    private func emit(_ event: ScanEvent) {
-        if state.withLock({ enqueue(event, &$0) }) { scheduleFlush() }
     }
 
     /// Queues an event; true when it starts a coalescing interval, whose end
@@ -143,24 +131,6 @@ public final class AdvertisementScanner: Sendable {
         state.dropped += UInt64(channel.append(moving: &state.pending))
     }
 
-    private func handle(_ event: BlueZObjectManager.Event) {
-        switch event {
-        case .interfacesRemoved(let path, let names):
-            guard names.contains(Device1.interface) else { return }
-            if let address = state.withLock({ $0.reported.removeValue(forKey: path) }) {
-                emit(.lost(device: path, address: address))
-            }
-        case .serviceVanished:
-            let lost = state.withLock { state in
-                defer { state.reported.removeAll() }
-                return state.reported
-            }
-            for (device, address) in lost { emit(.lost(device: device, address: address)) }
-        case .serviceAppeared, .interfacesAdded, .propertiesChanged:
-            return
-        }
-    }
-
     /// A device appeared or was heard again: a report when it carries our
     /// company ID and belongs to our adapter. One lock for the check, the
     /// bookkeeping and the queueing: this runs per advertisement.
@@ -169,9 +139,6 @@ public final class AdvertisementScanner: Sendable {
         let receivedAt = ContinuousClock.now
         let startInterval = state.withLock { state -> Bool in
             guard state.adapter == advertisement.adapter else { return false }
-            if state.reported[advertisement.device] == nil {
-                state.reported[advertisement.device] = advertisement.address
-            }
             state.reports += 1
             let report = AdvertisementReport(
                 identity: advertisement.identity, rssi: advertisement.rssi, companyID: companyID, data: data,

@@ -1,7 +1,7 @@
 /// Why the continuing side could not restore a response.
-public enum ContinuationError: Error, Sendable, Hashable, CustomStringConvertible {
+public enum ExchangeError: Error, Sendable, Hashable, CustomStringConvertible {
     /// The origin refused the request.
-    case refused(ContinuationStatus)
+    case refused(ExchangeStatus)
     /// The response is not version 1, is cut short, or has an unknown status.
     case malformedResponse(String)
     /// The sealed payload did not open: tampered with, or for another request.

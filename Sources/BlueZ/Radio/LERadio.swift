@@ -21,16 +21,13 @@ import Logging
 /// bluetoothd then fails `RegisterAdvertisement` with `org.bluez.Error.Failed`,
 /// and a live update (`PropertiesChanged`) silently takes the advertisement
 /// off the air. Registering afresh also gives every payload a new address.
-public actor LERadio {
+public actor LERadio: Radio {
     public struct Configuration: Sendable {
         public var adapter: AdapterSelector = .automatic
         /// Switch the adapter on when it is off.
         public var powerOnAdapter = true
         /// The company ID of our Manufacturer Specific Data (0xFFFF: the SIG's test ID).
         public var companyID: UInt16 = 0xFFFF
-        /// "broadcast" (non-connectable) or "peripheral" (connectable, so that peers
-        /// can connect to the GATT application; see `GattApplication`).
-        public var advertisementType: LEAdvertisementData.AdvertisingType = .broadcast
         /// Where the advertisement object is exported.
         public var advertisementPath: DBusObjectPath = "/org/handoff/advertisement0"
         /// Advertising interval bounds in milliseconds, if set.
@@ -39,16 +36,11 @@ public actor LERadio {
         /// How long scan events may wait to be handed over together (see
         /// `AdvertisementScanner`): fewer wakeups of the consumer under heavy
         /// traffic, for at most this much delay. Zero hands each over at once.
-        ///
         /// 50 ms is below a beacon's own advertising interval (100 ms or more)
-        /// and below what a person notices. Waking the consuming task costs
-        /// tens of microseconds: at 1,000 reports a second, a 10 ms interval
-        /// made the scanner cost 1.34× a bare libdbus client's CPU and 50 ms
-        /// 1.24× (`make bench`, section "Scanning").
+        /// and below what a person notices (docs/BENCHMARKS.md, "Scanning").
         public var reportCoalescing: Duration = .milliseconds(50)
-        /// The first retry delay after a failure; it doubles up to `maximumRetryDelay`.
-        public var retryDelay: Duration = .milliseconds(250)
-        public var maximumRetryDelay: Duration = .seconds(5)
+        /// How failed passes are retried.
+        public var retry = Reconciler.Backoff()
         /// How long the adapter may take to report `Discovering` after
         /// `StartDiscovery`. When the kernel is busy with another scan (a
         /// killed bluetoothd's), bluetoothd answers InProgress, as if our
@@ -58,47 +50,14 @@ public actor LERadio {
         public init() {}
     }
 
-    /// Where the radio stands.
-    public enum Phase: Sendable, Equatable, CustomStringConvertible {
-        case waitingForBluetoothd
-        case waitingForAdapter
-        case adapterOff(String)
-        case ready(String)
-        case failing(String)
-
-        public var description: String {
-            switch self {
-            case .waitingForBluetoothd: "waiting for bluetoothd (org.bluez is not on the bus)"
-            case .waitingForAdapter: "waiting for an adapter"
-            case .adapterOff(let name): "adapter \(name) is powered off"
-            case .ready(let name): "scanning on \(name)"
-            case .failing(let why): "retrying: \(why)"
-            }
-        }
-    }
-
-    /// A snapshot for status displays.
-    public struct Status: Sendable, Equatable {
-        public var phase: Phase
-        public var adapter: String?
-        public var adapterAddress: String?
-        public var scanning: Bool
-        public var advertising: Bool
-        public var lastError: String?
-    }
-
     public let connection: DBusConnection
     public let manager: BlueZObjectManager
     public let scanner: AdvertisementScanner
     public let configuration: Configuration
     let logger: Logger
 
-    // What is wanted.
-    var wantedPayload: [UInt8]?
-    /// The advertisement type in use: the configuration's until `setAdvertisementType` changes it.
-    public private(set) var advertisementType: LEAdvertisementData.AdvertisingType
-    /// True while `withholdAdvertising` keeps the advertisement off the air.
-    public private(set) var advertisingWithheld = false
+    /// What is wanted on the air.
+    public private(set) var wanted: RadioAdvertisement?
     // What bluetoothd has, as far as we know.
     var adapter: Adapter1?
     var scanning = false
@@ -109,16 +68,13 @@ public actor LERadio {
     var tooLong: (payload: [UInt8], refusal: AdvertisementTooLong)?
     /// The payload of the registered advertisement.
     var registeredPayload: [UInt8]?
-    /// Its type: a registration of another type than `advertisementType` is redone.
+    /// Its type: a registration of another type than the wanted one is redone.
     var registeredType: LEAdvertisementData.AdvertisingType?
     private var poweringOn: DBusObjectPath?
     // Bookkeeping.
-    private var phase: Phase = .waitingForBluetoothd
+    private var phase: RadioStatus.Phase = .waitingForBluetoothd
     var lastError: String?
-    var reconciling = false
-    private var passRequested = false
-    private var retryTask: Task<Void, Never>?
-    private var retryDelay: Duration
+    let reconciler: Reconciler
     var stopped = false
     // Discovery confirmation (LERadio+DiscoveryCheck.swift).
     /// When the first `StartDiscovery` not yet followed by `Discovering` was accepted.
@@ -141,8 +97,7 @@ public actor LERadio {
         self.manager = manager
         self.configuration = configuration
         self.logger = logger
-        self.retryDelay = configuration.retryDelay
-        self.advertisementType = configuration.advertisementType
+        self.reconciler = Reconciler(backoff: configuration.retry)
         self.scanner = AdvertisementScanner(
             manager: manager, adapter: nil, companyID: configuration.companyID,
             coalescing: configuration.reportCoalescing)
@@ -151,10 +106,14 @@ public actor LERadio {
     /// The scan events of the chosen adapter.
     public nonisolated var scanEvents: ScanEvents { scanner.events }
 
-    public var status: Status {
-        Status(
+    public nonisolated var bluez: BlueZContext? {
+        BlueZContext(connection: connection, manager: manager, adapter: configuration.adapter)
+    }
+
+    public var status: RadioStatus {
+        RadioStatus(
             phase: phase, adapter: adapter?.interfaceName, adapterAddress: adapter?.address, scanning: scanning,
-            advertising: registered, lastError: lastError)
+            advertising: registered, lastError: lastError, droppedReports: scanner.counters.dropped)
     }
 
     /// Runs until the task is cancelled, then unregisters and stops discovery.
@@ -170,35 +129,19 @@ public actor LERadio {
             if Task.isCancelled { break }
             if note(event) { await reconcile() }
         }
-        await shutDown()
+        // In a task of its own: unregistering must not be cut short by our cancellation.
+        await Task { await self.shutDown() }.value
     }
 
-    /// Sets the Manufacturer Specific Data to advertise under our company ID, or
-    /// nil to advertise nothing. New data is registered afresh (see the type's
-    /// notes). Returns after a pass for it, or, when a pass is under way, once
-    /// that one knows to go round again.
-    public func advertise(_ payload: [UInt8]?) async {
-        guard payload != wantedPayload else { return }
-        wantedPayload = payload
+    /// Puts `advertisement` on the air, or takes ours off (nil). New data, or a
+    /// new type, is registered afresh (see the type's notes). Returns after a
+    /// pass for it, or, when a pass is under way, once that one knows to go
+    /// round again.
+    public func advertise(_ advertisement: RadioAdvertisement?) async {
+        guard advertisement != wanted else { return }
+        wanted = advertisement
         // In a task of its own: the caller's cancellation (a rotation timer
         // replaced by a newer one) must not cut a registration in half.
-        await Task { await self.reconcile() }.value
-    }
-
-    /// Changes the advertisement type (handoffd's address-privacy check decides
-    /// it). An advertisement on the air is registered afresh with the new type;
-    /// returns after the pass that does it, like `advertise`.
-    /// Keeps our advertisement off the air (true), whatever payload is wanted,
-    /// until called with false; scanning goes on.
-    public func withholdAdvertising(_ withheld: Bool) async {
-        guard withheld != advertisingWithheld else { return }
-        advertisingWithheld = withheld
-        await Task { await self.reconcile() }.value
-    }
-
-    public func setAdvertisementType(_ type: LEAdvertisementData.AdvertisingType) async {
-        guard type != advertisementType else { return }
-        advertisementType = type
         await Task { await self.reconcile() }.value
     }
 
@@ -206,7 +149,7 @@ public actor LERadio {
     public func shutDown() async {
         guard !stopped else { return }
         stopped = true
-        retryTask?.cancel()
+        reconciler.stop()
         confirmationTask?.cancel()
         if let adapter {
             if registered, let advertisement {
@@ -243,7 +186,7 @@ public actor LERadio {
             return true
         case .serviceAppeared:
             // A fresh bluetoothd: failures before it say nothing about it.
-            retryDelay = configuration.retryDelay
+            reconciler.resetBackoff()
             powerCycledForStaleScan = nil
             return true
         case .interfacesAdded(_, let interfaces):
@@ -304,27 +247,16 @@ public actor LERadio {
 
     func reconcile() async {
         guard !stopped else { return }
-        if reconciling {
-            passRequested = true
-            return
+        await reconciler.reconcile(retry: { [weak self] in await self?.reconcile() }) {
+            try await pass()
+            lastError = tooLong?.refusal.description
+        } failed: { error in
+            let why = Self.describe(error)
+            lastError = why
+            transition(to: .failing(why))
         }
-        reconciling = true
-        repeat {
-            passRequested = false
-            do {
-                try await pass()
-                retryDelay = configuration.retryDelay
-                lastError = tooLong?.refusal.description
-            } catch {
-                let why = Self.describe(error)
-                lastError = why
-                transition(to: .failing(why))
-                scheduleRetry()
-            }
-        } while passRequested && !stopped
-        reconciling = false
         // A discovery check that came due during the passes runs now.
-        if discoveryCheckDue {
+        if discoveryCheckDue && !reconciler.isRunning {
             discoveryCheckDue = false
             await checkDiscovery()
         }
@@ -389,22 +321,7 @@ public actor LERadio {
         transition(to: .ready(chosen.interfaceName))
     }
 
-    func scheduleRetry() {
-        guard retryTask == nil, !stopped else { return }
-        let delay = retryDelay
-        retryDelay = min(retryDelay * 2, configuration.maximumRetryDelay)
-        retryTask = Task { [weak self] in
-            try? await Task.sleep(for: delay)
-            await self?.retryNow()
-        }
-    }
-
-    private func retryNow() async {
-        retryTask = nil
-        await reconcile()
-    }
-
-    func transition(to new: Phase) {
+    func transition(to new: RadioStatus.Phase) {
         guard new != phase else { return }
         phase = new
         switch new {

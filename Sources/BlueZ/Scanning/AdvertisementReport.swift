@@ -58,7 +58,4 @@ public struct AdvertisementReport: Sendable, Equatable {
 public enum ScanEvent: Sendable, Equatable {
     /// An advertisement with our company ID was heard (again, or with new data or RSSI).
     case report(AdvertisementReport)
-    /// bluetoothd forgot a device we had reported (its temporary timeout ran out,
-    /// discovery stopped, or bluetoothd went away).
-    case lost(device: DBusObjectPath, address: String)
 }

@@ -9,16 +9,17 @@ extension LERadio {
     /// private address, and the old address never carries it.
     func reconcileAdvertisement(on adapter: Adapter1) async throws {
         // A refusal holds for the payload it was about only.
-        if let tooLong, tooLong.payload != wantedPayload { self.tooLong = nil }
-        guard let payload = wantedPayload, !advertisingWithheld else {
+        if let tooLong, tooLong.payload != wanted?.payload { self.tooLong = nil }
+        guard let wanted else {
             await unregisterAdvertisement(on: adapter)
             await advertisement?.unexport()
             advertisement = nil
             return
         }
         // bluetoothd said this payload does not fit: sending it again cannot help.
+        let payload = wanted.payload
         if let tooLong, tooLong.payload == payload { return }
-        if registered && registeredPayload == payload && registeredType == advertisementType { return }
+        if registered && registeredPayload == payload && registeredType == wanted.type { return }
         // Pause our discovery: a legacy controller cannot take the new random
         // address while it scans. pass() resumes it. (When the adapter scans
         // for another program only, StopDiscovery fails harmlessly.)
@@ -28,7 +29,7 @@ extension LERadio {
         }
         let renewing = registered
         await unregisterAdvertisement(on: adapter)
-        let data = advertisementData(payload)
+        let data = advertisementData(wanted)
         if let advertisement {
             try await advertisement.update(data)
         } else {
@@ -80,9 +81,9 @@ extension LERadio {
         registeredPayload = nil
     }
 
-    private func advertisementData(_ payload: [UInt8]) -> LEAdvertisementData {
+    private func advertisementData(_ wanted: RadioAdvertisement) -> LEAdvertisementData {
         LEAdvertisementData(
-            type: advertisementType, manufacturerData: [configuration.companyID: payload],
+            type: wanted.type, manufacturerData: [configuration.companyID: wanted.payload],
             minInterval: configuration.minInterval, maxInterval: configuration.maxInterval)
     }
 }

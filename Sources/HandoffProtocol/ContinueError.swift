@@ -1,7 +1,6 @@
-import HandoffProtocol
-
-/// Why a continuation failed: one case for each `ContinueFailure` code of the
-/// `continueFailed` event, with the daemon's message (a sentence for people).
+/// Why a continue failed: the one name for it, in handoffd, HandoffKit and
+/// handoffctl. One case per `Code` of the `continueFailed` event, each with
+/// the daemon's message (a sentence for people).
 ///
 /// ```swift
 /// do {
@@ -35,7 +34,10 @@ public enum ContinueError: Error, Sendable, Hashable, CustomStringConvertible {
     }
 
     /// The error for `code`, with the daemon's `message`.
-    public init(code: ContinueFailure, message: String) {
+    public init(_ code: Code, _ message: String) { self.init(code: code, message: message) }
+
+    /// The error for `code`, with the daemon's `message`.
+    public init(code: Code, message: String) {
         switch code {
         case .outOfRange: self = .outOfRange(message)
         case .timeout: self = .timeout(message)
@@ -47,7 +49,7 @@ public enum ContinueError: Error, Sendable, Hashable, CustomStringConvertible {
     }
 
     /// The protocol's code for this failure.
-    public var code: ContinueFailure {
+    public var code: Code {
         switch self {
         case .outOfRange: .outOfRange
         case .timeout: .timeout
@@ -74,7 +76,7 @@ public enum ContinueError: Error, Sendable, Hashable, CustomStringConvertible {
     }
 }
 
-extension ContinueFailure {
+extension ContinueError.Code {
     /// What the code means, in a few words for people.
     public var meaning: String {
         switch self {
@@ -85,5 +87,26 @@ extension ContinueFailure {
         case .payloadInvalid: "the activity that arrived was invalid, so nothing was restored"
         case .cancelled: "the continuation was cancelled"
         }
+    }
+}
+
+extension ContinueError {
+    /// The `code` of a `continueFailed` event: why a continuation failed
+    /// (NSUserActivity's didFailToContinue).
+    public enum Code: String, Sendable, Codable, CaseIterable {
+        /// The origin device is no longer heard, or could not be connected to.
+        case outOfRange = "out-of-range"
+        /// The origin device did not answer within the `continue` timeout.
+        case timeout
+        /// The origin device refused: the activity is no longer current there, has expired,
+        /// or the request failed its authentication.
+        case rejected
+        /// No local app handles the type, and the activity has no webpage URL to open.
+        case noHandler = "no-handler"
+        /// The payload failed authentication, was malformed, over a limit, or lacks one of
+        /// its `requiredUserInfoKeys`. Nothing of it is handed over.
+        case payloadInvalid = "payload-invalid"
+        /// `continue.cancel`, the requesting connection closed, or the daemon stopped.
+        case cancelled
     }
 }

@@ -153,3 +153,24 @@ final class ScanEventChannel: Sendable {
         }
     }
 }
+
+extension ScanEvents {
+    /// Events fed by hand, for radios other than `LERadio` (a test's fake), with
+    /// the same buffering as the scanner's.
+    public static func makeStream(bufferSize: Int = 4096) -> (events: ScanEvents, feed: ScanEventFeed) {
+        let channel = ScanEventChannel(capacity: bufferSize)
+        return (ScanEvents(channel: channel), ScanEventFeed(channel: channel))
+    }
+}
+
+/// The producing end of `ScanEvents.makeStream`.
+public struct ScanEventFeed: Sendable {
+    let channel: ScanEventChannel
+
+    /// Appends an event; returns how many older events were dropped to make room.
+    @discardableResult
+    public func yield(_ event: ScanEvent) -> Int { channel.append(contentsOf: CollectionOfOne(event)) }
+
+    /// No more events; the buffered ones can still be read.
+    public func finish() { channel.finish() }
+}

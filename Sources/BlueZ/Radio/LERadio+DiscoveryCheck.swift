@@ -59,7 +59,7 @@ extension LERadio {
         confirmationTask = nil
         guard !stopped, let since = unconfirmedSince, let path = adapter?.path else { return }
         // A pass under way may be starting discovery right now: look when it ends.
-        if reconciling {
+        if reconciler.isRunning {
             discoveryCheckDue = true
             return
         }
@@ -86,7 +86,7 @@ extension LERadio {
             } catch {
                 lastError = Self.describe(error)
                 transition(to: .failing("could not power \(current.interfaceName) off: \(Self.describe(error))"))
-                scheduleRetry()
+                reconciler.retryLater { [weak self] in await self?.reconcile() }
             }
             return
         }
@@ -98,7 +98,7 @@ extension LERadio {
             "\(current.interfaceName) did not start discovering (after \(waited.seconds)\(answer); \(why)); trying again"
         lastError = message
         transition(to: .failing(message))
-        scheduleRetry()
+        reconciler.retryLater { [weak self] in await self?.reconcile() }
     }
 }
 

@@ -1,5 +1,5 @@
 /// The status byte of a response: `ok`, or why the origin refused (docs/continuation.md, section 5).
-public enum ContinuationStatus: UInt8, Sendable, Hashable, CaseIterable, Error, CustomStringConvertible {
+public enum ExchangeStatus: UInt8, Sendable, Hashable, CaseIterable, Error, CustomStringConvertible {
     case ok = 0
     /// Wrong version or length.
     case malformed = 1

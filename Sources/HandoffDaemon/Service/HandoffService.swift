@@ -6,12 +6,15 @@ import Logging
 import ServiceLifecycle
 import UnixSignals
 
-/// handoffd as a swift-service-lifecycle `Service`: connects to the bus,
-/// starts the radio, the daemon core and the socket server, tells systemd
-/// when it is ready, reloads on SIGHUP, and on graceful shutdown (SIGTERM,
-/// SIGINT) unregisters the advertisement, stops discovery, says goodbye to
-/// clients and removes the socket.
-public struct HandoffService: Service {
+/// handoffd's parts as one swift-service-lifecycle `ServiceGroup`: it connects
+/// to the bus, builds the radio, the privacy check, the daemon, its client
+/// gateway and socket, the GATT link, and systemd glue, and lists them so that
+/// graceful shutdown (SIGTERM, SIGINT) takes them down in order:
+/// systemd hears STOPPING=1, the watchdog and reloader stop, the daemon fails
+/// unfinished continuations, takes its beacon off the air and says goodbye to
+/// clients, the socket closes and its file goes, discovery stops and the
+/// advertisement is unregistered, and the bus connection closes.
+public struct HandoffService: Sendable {
     public let configuration: DaemonConfiguration
     /// Where the configuration came from, to read it again on SIGHUP (nil: defaults only).
     public let configurationPath: String?
@@ -29,7 +32,10 @@ public struct HandoffService: Service {
         self.logger = logger
     }
 
-    public func run() async throws {
+    /// Connects to the bus and builds the group; `run()` on it runs handoffd until SIGTERM or SIGINT.
+    /// - Throws: `HandoffServiceError` when the bus cannot be reached.
+    public func makeGroup() async throws -> ServiceGroup {
+        let logger = self.logger
         let notifier = SystemdNotifier()
         let bus: DBusConnection
         do {
@@ -37,66 +43,80 @@ public struct HandoffService: Service {
         } catch {
             throw HandoffServiceError("cannot connect to the D-Bus \(configuration.bus): \(error)")
         }
-        defer { Task { await bus.close() } }
         let manager = try await BlueZObjectManager.start(on: bus)
         if !manager.isServicePresent {
             logger.warning("bluetoothd (org.bluez) is not running; waiting for it")
         }
         var radioLogger = Logger(label: "handoffd.radio")
         radioLogger.logLevel = logger.logLevel
-        // Broadcast until the privacy check has asked the kernel: a connectable
-        // advertisement must never go out from the public address.
         let radio = LERadio(
             connection: bus, manager: manager, configuration: Self.radioConfiguration(configuration),
             logger: radioLogger)
-        let privacy = AddressPrivacyMonitor(
-            manager: manager, radio: radio, selector: configuration.adapter,
-            configured: configuration.advertisementType, mode: configuration.addressPrivacy,
-            mainConfPath: configuration.bluetoothdMainConf,
-            logger: logger)
         let (book, problems) = AccountBook.load(directory: configuration.accountsDirectory)
         for problem in problems { logger.error("account not loaded: \(problem)") }
         logger.info("\(book.keys.count) account(s) loaded from \(configuration.accountsDirectory)")
+        let link = radio.bluez.map { GattContinuationLink(bluez: $0, radio: radio, logger: logger) }
         let daemon = HandoffDaemon(
-            settings: Self.settings(configuration), radio: radio, accounts: book, privacy: privacy, logger: logger)
+            settings: Self.settings(configuration), radio: radio, link: link, accounts: book, logger: logger)
+        // Broadcast until the privacy check has asked the kernel: a connectable
+        // advertisement must never go out from the public address.
+        let privacy = AddressPrivacyMonitor(
+            manager: manager, selector: configuration.adapter, configured: configuration.advertisementType,
+            mode: configuration.addressPrivacy, mainConfPath: configuration.bluetoothdMainConf, logger: logger
+        ) { policy in await daemon.apply(policy) }
+        var gatewayOptions = ClientGateway.Options()
+        gatewayOptions.maximumClients = configuration.maxClients
+        gatewayOptions.daemonName = Self.settings(configuration).daemonName
+        let gateway = await ClientGateway(daemon: daemon, options: gatewayOptions, logger: logger)
         var socketOptions = SocketServer.Options(path: configuration.socketPath)
         socketOptions.mode = mode_t(configuration.socketMode)
         socketOptions.group = configuration.socketGroup
         socketOptions.maximumLineLength = configuration.maxLineBytes
-        let server = SocketServer(options: socketOptions, daemon: daemon, logger: logger)
+        let server = SocketServer(options: socketOptions, gateway: gateway, logger: logger)
+        let socketPath = configuration.socketPath
 
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            group.addTask { await radio.run() }
-            group.addTask { await privacy.run() }
-            group.addTask { await daemon.run() }
-            let socketPath = configuration.socketPath
-            group.addTask {
+        var parts: [PartService] = [
+            .waiting("bus") {
+                manager.stop()
+                await bus.close()
+            },
+            PartService("radio", body: { await radio.run() }, stop: { await radio.shutDown() }),
+            PartService("privacy check", body: { await privacy.run() }),
+            PartService("socket") {
                 try await server.run {
                     // READY=1 only once clients can connect: Type=notify units order on it.
                     try? notifier.ready(status: "serving \(socketPath)")
                     logger.notice("handoffd \(HandoffDaemon.version) ready")
                 }
-            }
-            group.addTask { await reloadOnHangup(daemon: daemon, notifier: notifier) }
-            if let interval = notifier.watchdogInterval {
-                group.addTask {
+            },
+            PartService("daemon", body: { await daemon.run() }, stop: {
+                await daemon.shutDown()
+                gateway.closeAll()
+            }),
+            PartService("reload on SIGHUP", body: { await reloadOnHangup(daemon: daemon, notifier: notifier) }),
+        ]
+        if let interval = notifier.watchdogInterval {
+            parts.append(
+                PartService("watchdog") {
                     await notifier.runWatchdog {
                         await Self.isHealthy(daemon: daemon, bus: bus, within: interval / 4)
                     }
-                }
-            }
-            // Runs until a part fails (the socket cannot be bound, …) or a graceful shutdown begins.
-            group.addTask { try? await gracefulShutdown() }
-            var failure: (any Error)?
-            do { try await group.next() } catch { failure = error }
-            logger.notice(failure == nil ? "shutting down" : "shutting down after a failure")
-            try? notifier.stopping()
-            await daemon.shutDown()
-            manager.stop()
-            group.cancelAll()
-            if let failure, !(failure is CancellationError) { throw failure }
+                })
         }
-        logger.notice("handoffd stopped")
+        parts.append(
+            .waiting("systemd notification") {
+                logger.notice("shutting down")
+                try? notifier.stopping()
+            })
+        return ServiceGroup(
+            configuration: ServiceGroupConfiguration(
+                services: parts.map {
+                    .init(
+                        service: $0, successTerminationBehavior: .gracefullyShutdownGroup,
+                        failureTerminationBehavior: .gracefullyShutdownGroup)
+                },
+                gracefulShutdownSignals: [.sigterm, .sigint],
+                logger: logger))
     }
 
     private func reloadOnHangup(daemon: HandoffDaemon, notifier: SystemdNotifier) async {
@@ -143,7 +163,6 @@ public struct HandoffService: Service {
         radio.companyID = configuration.companyID
         radio.minInterval = configuration.advertisingIntervalMilliseconds.lowerBound
         radio.maxInterval = configuration.advertisingIntervalMilliseconds.upperBound
-        radio.advertisementType = .broadcast  // until AddressPrivacyMonitor decides
         return radio
     }
 
@@ -153,7 +172,6 @@ public struct HandoffService: Service {
         settings.companyID = configuration.companyID
         settings.expiry = configuration.nearbyExpiry
         settings.registryCap = configuration.nearbyRegistryCap
-        settings.maxClients = configuration.maxClients
         settings.maxActivitiesPerClient = configuration.maxActivitiesPerClient
         return settings
     }

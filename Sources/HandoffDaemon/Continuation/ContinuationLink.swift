@@ -1,0 +1,67 @@
+import HandoffCore
+import HandoffProtocol
+
+/// How two daemons exchange a continuation (docs/continuation.md): the
+/// backend seam, as KDE Connect's link providers are. handoffd uses GATT over
+/// BlueZ (`GattContinuationLink`); tests put two daemons on a loopback.
+///
+/// The daemon builds and checks the sealed bytes; a link only carries them.
+public protocol ContinuationLink: Sendable {
+    /// Origin side: answers written requests with `handler` until cancelled.
+    func serve(_ handler: @escaping ContinuationRequestHandler) async
+    /// Continuing side: writes `job`'s requests to the origin and opens its
+    /// response, within `job.timeout`.
+    func fetch(_ job: ContinuationJob) async -> Result<ActivityPayload, ContinueError>
+}
+
+/// Answers one request with the response's notifications, or refuses it
+/// with the status the continuing side reads back.
+public typealias ContinuationRequestHandler =
+    @Sendable (_ request: [UInt8], _ context: ContinuationRequestContext) async throws(ExchangeStatus) -> ContinuationReply
+
+/// What the link knows about the peer that wrote a request.
+public struct ContinuationRequestContext: Sendable {
+    /// The link's ATT MTU, which decides the size of the notifications.
+    public var mtu: Int
+    /// The peer, for the log (a BlueZ device path).
+    public var peer: String
+
+    public init(mtu: Int, peer: String) {
+        self.mtu = mtu
+        self.peer = peer
+    }
+}
+
+/// The response to one request, cut into notifications.
+public struct ContinuationReply: Sendable {
+    public var notifications: [[UInt8]]
+    /// Runs after the last notification went out (true) or could not be sent (false).
+    public var completion: @Sendable (Bool) async -> Void
+
+    public init(notifications: [[UInt8]], completion: @escaping @Sendable (Bool) async -> Void) {
+        self.notifications = notifications
+        self.completion = completion
+    }
+}
+
+/// One continuation to fetch, as the daemon describes it to a link.
+public struct ContinuationJob: Sendable {
+    /// The whole exchange, connecting included, ends by then.
+    public var timeout: Duration
+    /// Where the activity's newest beacon came from (a BlueZ device path); nil when it is no longer heard.
+    public var origin: @Sendable () async -> String?
+    /// A fresh request (new nonce) for each attempt; nil when the activity is no longer nearby.
+    public var request: @Sendable () async -> PendingContinuation?
+    /// Told each step (for the debug log: where the time goes).
+    public var trace: @Sendable (String) -> Void
+
+    public init(
+        timeout: Duration, origin: @escaping @Sendable () async -> String?,
+        request: @escaping @Sendable () async -> PendingContinuation?, trace: @escaping @Sendable (String) -> Void
+    ) {
+        self.timeout = timeout
+        self.origin = origin
+        self.request = request
+        self.trace = trace
+    }
+}

@@ -1,0 +1,143 @@
+import Foundation
+import HandoffCore
+import HandoffProtocol
+
+/// Continuations, both ways: `continue` and `continue.cancel` for local apps,
+/// and the requests of other devices for our current activity.
+extension HandoffDaemon {
+    // MARK: Continuing side
+
+    /// `continue`: `answer` gets the `willContinue` result before anything
+    /// could queue the continuation's event; then exactly one `continued` or
+    /// `continueFailed` event follows.
+    func continueActivity(
+        _ params: ContinueParams, from caller: Caller, answer: @Sendable (WillContinue) -> Void
+    ) throws(ProtocolError) {
+        let seconds = params.timeout ?? OutgoingContinuations.defaultTimeout
+        guard seconds.isFinite, seconds >= 1, seconds <= 60 else {
+            throw ProtocolError(.invalidParams, "timeout must be between 1 and 60 seconds")
+        }
+        guard let entry = nearby.entry(params.id), accounts.mayUse(entry.accountName, uid: caller.uid),
+            let account = key(entry.account)
+        else {
+            throw ProtocolError(.notFound, "no nearby activity \"\(params.id)\"; see handoffctl list")
+        }
+        let pending = OutgoingContinuations.Pending(
+            client: caller.client, nearbyID: entry.id, account: account, typeHash: entry.typeHash,
+            origin: entry.origin.device.description)
+        let name = outgoing.add(pending)
+        let will = WillContinue(continuation: name, nearbyID: entry.id, type: entry.activityType.type?.rawValue)
+        answer(will)
+        if clients.handlers(of: entry.activityType.type).isEmpty && !entry.flags.contains(.hasWebpageURL) {
+            let what = entry.activityType.type?.rawValue ?? "type \(entry.typeHash)"
+            return finish(name, .failure(ContinueError(.noHandler, "no app here handles \(what), and the activity has no webpage URL")))
+        }
+        guard let link else {
+            return finish(name, .failure(ContinueError(.outOfRange, "handoffd has no Bluetooth link for continuing")))
+        }
+        let nearbyID = entry.id
+        let job = ContinuationJob(
+            timeout: .milliseconds(Int64(seconds * 1000)),
+            origin: { [weak self] in await self?.nearby.entry(nearbyID)?.device },
+            request: { [weak self] in await self?.request(for: nearbyID) },
+            trace: { [logger] step in logger.debug("continuation \(name): \(step)") })
+        logger.info("continuing \(will.type ?? "an activity") from device \(entry.origin.device) (\(name))")
+        outgoing.attach(Task { [weak self] in
+            let result = await link.fetch(job)
+            await self?.finish(name, result)
+        }, to: name)
+    }
+
+    /// `continue.cancel`: `answer` gets the result, then the `continueFailed` event follows.
+    func cancelContinuation(_ name: String, from caller: Caller, answer: @Sendable () -> Void) throws(ProtocolError) {
+        guard let pending = outgoing.cancel(name, of: caller.client) else {
+            throw ProtocolError(.notFound, "this connection has no unfinished continuation \"\(name)\"")
+        }
+        answer()
+        fail(name, pending, ContinueError(.cancelled, "cancelled by the client"))
+    }
+
+    /// A fresh request for the nearby activity's newest beacon.
+    func request(for nearbyID: String) -> PendingContinuation? {
+        guard let entry = nearby.entry(nearbyID), let account = key(entry.account) else { return nil }
+        let epoch = advertiser.encoder.configuration.epoch(containing: Self.wallClock())
+        let requester = outgoing.requester(
+            for: account.id, epoch: epoch, own: advertiser.encoder.currentOrigin(for: account.id))
+        return PendingContinuation(beacon: entry.beacon, account: account, requester: requester)
+    }
+
+    func finish(_ name: String, _ result: Result<ActivityPayload, ContinueError>) {
+        guard let pending = outgoing.finish(name) else { return }
+        let restored: ContinuedActivity
+        do throws(ContinueError) {
+            restored = try OutgoingContinuations.check(result.get(), pending) { !clients.handlers(of: $0).isEmpty }
+        } catch {
+            return fail(name, pending, error)
+        }
+        logger.info("continued \(restored.type) from device \(pending.origin) (\(name))")
+        clients.events?.send(.continued, ContinuedEvent(continuation: name, activity: restored), to: pending.client)
+        let type = try? ActivityType(restored.type)
+        if let requester = clients[pending.client], let type, requester.handles.contains(type) { return }
+        if let app = clients.handlers(of: type).first(where: { $0.caller.client != pending.client }) {
+            clients.events?.send(
+                .continued, ContinuedEvent(continuation: name, activity: restored, forwarded: true), to: app.caller.client)
+        }
+    }
+
+    func fail(_ name: String, _ pending: OutgoingContinuations.Pending, _ failure: ContinueError) {
+        logger.info("continuation \(name) failed (\(failure.code.rawValue)): \(failure.message)")
+        clients.events?.send(
+            .continueFailed,
+            ContinueFailedEvent(continuation: name, nearbyID: pending.nearbyID, code: failure.code, message: failure.message),
+            to: pending.client)
+    }
+
+    // MARK: Origin side
+
+    /// Checks one request from another device and returns the response's notifications.
+    func serveContinuation(_ request: [UInt8], _ context: ContinuationRequestContext) throws(ExchangeStatus)
+        -> ContinuationReply
+    {
+        let accepted: ContinuationServer.Accepted
+        do {
+            accepted = try origin.accept(request, now: Self.wallClock())
+        } catch {
+            logger.notice("continuation request from \(context.peer) refused: \(error)")
+            throw error
+        }
+        // The account may have been removed since the beacon went out (SIGHUP, account.remove).
+        guard key(accepted.account) != nil, let activity = activities.current(at: .now), activity.id == accepted.activity
+        else {
+            logger.notice("continuation request from \(context.peer) refused: activity \(accepted.activity) is no longer current")
+            throw .notCurrent
+        }
+        let payload: ActivityPayload
+        do {
+            payload = try activity.continuationPayload()
+        } catch {
+            logger.error("activity \(activity.id) cannot be sent: \(error)")
+            throw .notCurrent
+        }
+        let (bytes, chunks) = origin.respond(to: accepted, with: payload, mtu: context.mtu)
+        let exchange = origin.begin { [weak self] id in await self?.exchangeTimedOut(id) }
+        logger.info(
+            "sending \(activity.type) (\(bytes) bytes in \(chunks.count) notifications, MTU \(context.mtu)) to device \(accepted.requester)")
+        let requester = accepted.requester
+        return ContinuationReply(notifications: chunks) { [weak self] delivered in
+            await self?.exchangeEnded(exchange, delivered: delivered, activity: activity.id, requester: requester)
+        }
+    }
+
+    private func exchangeTimedOut(_ exchange: UInt64) {
+        guard origin.end(exchange) else { return }
+        logger.warning("a continuation exchange did not finish within \(OriginExchanges.exchangeTimeout); forgotten")
+    }
+
+    private func exchangeEnded(_ exchange: UInt64, delivered: Bool, activity id: String, requester: DeviceID) {
+        guard origin.end(exchange), delivered else { return }
+        // wasContinued goes to the connection that published the activity, if it is still there.
+        guard let activity = activities.activity(id), clients[activity.client] != nil else { return }
+        logger.info("\(activity.type) (\(id)) was continued by device \(requester)")
+        clients.events?.send(.wasContinued, WasContinuedEvent(id: id, byDevice: requester.description), to: activity.client)
+    }
+}

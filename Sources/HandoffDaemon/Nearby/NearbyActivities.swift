@@ -1,0 +1,96 @@
+import BlueZ
+import Foundation
+import HandoffCore
+import HandoffProtocol
+
+/// The activities of our other devices that are nearby: recognition of their
+/// beacons among the scan reports, the registry with its expiry, and the
+/// counters that `status` shows.
+///
+/// Each change comes back as events for the clients (`appeared`, `updated`,
+/// `lost`); the daemon decides who may see them.
+struct NearbyActivities: Sendable {
+    typealias Event = (name: EventName, entry: NearbyEntry)
+
+    private(set) var registry: NearbyRegistry
+    private var recognizer: BeaconRecognizer
+    /// Beacons of our accounts accepted, and advertisements refused (strangers', malformed).
+    private(set) var recognized: UInt64 = 0
+    private(set) var rejected: UInt64 = 0
+    /// Wakes the daemon at the next expiry.
+    var timer = OneShotTimer()
+
+    init(configuration: BeaconConfiguration, accounts: [AccountKey], capacity: Int, expiry: Duration) {
+        registry = NearbyRegistry(capacity: capacity, expiry: expiry)
+        recognizer = BeaconRecognizer(configuration: configuration, accounts: accounts)
+    }
+
+    /// The entry `id`, if it is still nearby.
+    func entry(_ id: String) -> NearbyEntry? { registry.entry(id) }
+
+    /// Takes one scan report; `isOwn` tells our own beacons (heard back) apart.
+    mutating func hear(
+        _ report: AdvertisementReport, isOwn: (RecognizedBeacon) -> Bool, now: Double, instant: ContinuousClock.Instant
+    ) -> [Event] {
+        let wallClock = Date(timeIntervalSince1970: now)
+        let beacon: RecognizedBeacon
+        do {
+            beacon = try recognizer.recognize(report.data, now: now)
+        } catch .replayed(let origin, _) {
+            // bluetoothd reports an unchanged advertisement again: still nearby.
+            registry.heardAgain(origin, rssi: report.rssi, device: report.device.rawValue, wallClock: wallClock, now: instant)
+            return []
+        } catch {
+            rejected += 1
+            return []
+        }
+        if isOwn(beacon) { return [] }
+        recognized += 1
+        let (change, evicted) = registry.record(
+            beacon, rssi: report.rssi, device: report.device.rawValue, wallClock: wallClock, now: instant)
+        var events: [Event] = evicted.map { [(.lost, $0)] } ?? []
+        switch change {
+        case .appeared(let entry): events.append((.appeared, entry))
+        case .updated(let entry): events.append((.updated, entry))
+        case .refreshed: break
+        }
+        return events
+    }
+
+    /// Removes the entries whose expiry has passed.
+    mutating func expire(now: ContinuousClock.Instant) -> [NearbyEntry] { registry.expire(now: now) }
+
+    /// Recognises the beacons of `accounts` from now on; returns the entries of accounts that went.
+    mutating func use(accounts: [AccountKey], declared: Set<ActivityType>) -> [NearbyEntry] {
+        recognizer = BeaconRecognizer(configuration: recognizer.configuration, accounts: accounts)
+        recognizer.declareActivityTypes(declared)
+        return registry.retainAccounts(Set(accounts.map(\.id)))
+    }
+
+    /// Resolves type hashes through newly declared types; returns the entries that now have a name.
+    mutating func declare(_ declared: Set<ActivityType>, accounts: [AccountKey]) -> [NearbyEntry] {
+        recognizer.declareActivityTypes(declared)
+        var updated: [NearbyEntry] = []
+        for entry in registry.all {
+            guard case .unknown(let hash) = entry.activityType,
+                let key = accounts.first(where: { $0.id == entry.account })
+            else { continue }
+            let resolved = ActivityTypeResolver(account: key, declaredTypes: declared).resolve(hash)
+            if case .known = resolved, let changed = registry.updateType(entry.id, to: resolved) {
+                updated.append(changed)
+            }
+        }
+        return updated
+    }
+}
+
+extension NearbyEntry {
+    /// The protocol's view of the entry.
+    var wire: NearbyActivity {
+        NearbyActivity(
+            id: id, account: accountName, device: origin.device.description, type: activityType.type?.rawValue,
+            typeHash: typeHash.description, hasPayload: flags.contains(.hasPayload),
+            hasWebpageURL: flags.contains(.hasWebpageURL), supportsStreams: flags.contains(.supportsStreams),
+            rssi: rssi.map { ($0 * 10).rounded() / 10 }, firstSeen: firstSeen, lastSeen: lastSeen)
+    }
+}

@@ -1,0 +1,91 @@
+import Foundation
+import HandoffProtocol
+import Synchronization
+
+/// One connection as the gateway sees it: who is on the other end, its
+/// ordered outbox, and the protocol state of docs/protocol.md (the version
+/// agreed in `hello`, and what it subscribed to).
+public final class ClientConnection: Sendable {
+    public let caller: Caller
+    /// Frames to the client, in order; the socket drains it.
+    public let outbox: Outbox
+    private let gateway: ClientGateway
+    private let state = Mutex(State())
+
+    private struct State {
+        var app: String?
+        var version: Int?
+        var subscribed = false
+        /// nil: every type.
+        var types: Set<String>?
+    }
+
+    init(caller: Caller, outbox: Outbox, gateway: ClientGateway) {
+        self.caller = caller
+        self.outbox = outbox
+        self.gateway = gateway
+    }
+
+    /// Answers one request line; every answer and event goes to the outbox.
+    public func receive(_ line: [UInt8]) async {
+        await gateway.handle(line, from: self)
+    }
+
+    /// Tells the client that a line was longer than `limit` and was skipped.
+    public func lineTooLong(limit: Int) {
+        respond(
+            WireFormat.error(
+                id: nil, ProtocolError(.lineTooLong, "request line longer than \(limit) bytes; it was skipped")))
+    }
+
+    /// The connection is gone: forget it and invalidate its activities.
+    public func close() async {
+        await gateway.close(self)
+    }
+
+    public var description: String {
+        "client \(caller.client) (\(state.withLock { $0.app } ?? "no hello yet"), uid \(caller.uid), pid \(caller.pid))"
+    }
+
+    // MARK: Protocol state
+
+    var version: Int? { state.withLock { $0.version } }
+
+    func helloDone(version: Int, app: String) {
+        state.withLock {
+            $0.version = version
+            $0.app = String(app.prefix(64))
+        }
+    }
+
+    func subscribe(types: [String]?) {
+        state.withLock {
+            $0.subscribed = true
+            $0.types = types.map(Set.init)
+        }
+    }
+
+    func unsubscribe() { state.withLock { $0.subscribed = false } }
+
+    /// Whether a nearby event about an activity of `type` goes to this client.
+    func wants(type: String?) -> Bool {
+        state.withLock { $0.subscribed && ($0.types.map { $0.contains(type ?? "") } ?? true) }
+    }
+
+    // MARK: Output
+
+    /// Queues a response; a client whose outbox is full is disconnected.
+    func respond(_ frame: Data) {
+        if !outbox.send(frame) { outbox.close() }
+    }
+
+    /// Queues an event; false when the outbox was full and the connection is now closing.
+    @discardableResult
+    func deliver(_ frame: Data) -> Bool {
+        guard outbox.send(frame) else {
+            outbox.close()
+            return false
+        }
+        return true
+    }
+}
