@@ -1,0 +1,67 @@
+import BlueZ
+import DBus
+import Synchronization
+
+/// A shared air for fake radios: what one advertises, the others hear, as
+/// bluetoothd would report it (one Device1 path per sender).
+final class FakeAir: Sendable {
+    private let radios = Mutex<[FakeRadio]>([])
+
+    func join(_ radio: FakeRadio) { radios.withLock { $0.append(radio) } }
+
+    /// Delivers `payload` from `sender` to every other radio on the air.
+    func carry(_ payload: [UInt8], from sender: DBusObjectPath) {
+        for radio in radios.withLock({ $0 }) where radio.device != sender {
+            radio.hear(payload, from: sender)
+        }
+    }
+}
+
+/// A `Radio` with no bluetoothd behind it: it records what the daemon asks
+/// for, and delivers scan reports that a test (or the `FakeAir`) feeds it.
+actor FakeRadio: Radio {
+    /// The Device1 path other radios see our advertisements come from.
+    nonisolated let device: DBusObjectPath
+    nonisolated let scanEvents: ScanEvents
+    nonisolated var bluez: BlueZContext? { nil }
+    private nonisolated let feed: ScanEventFeed
+    private let air: FakeAir?
+    /// Every `advertise` call, in order.
+    private(set) var history: [RadioAdvertisement?] = []
+    private(set) var pauses = 0
+    private(set) var resumes = 0
+    private var phase: RadioStatus.Phase = .ready("hci0")
+
+    init(name: String, air: FakeAir? = nil) {
+        device = try! DBusObjectPath("/org/bluez/hci0/dev_\(name)")
+        (scanEvents, feed) = ScanEvents.makeStream()
+        self.air = air
+        air?.join(self)
+    }
+
+    /// What is on the air now.
+    var onAir: RadioAdvertisement? { history.last ?? nil }
+
+    var status: RadioStatus {
+        RadioStatus(phase: phase, adapter: "hci0", adapterAddress: "00:00:00:00:00:00", scanning: true, advertising: onAir != nil)
+    }
+
+    func advertise(_ advertisement: RadioAdvertisement?) async {
+        history.append(advertisement)
+        if let advertisement { air?.carry(advertisement.payload, from: device) }
+    }
+
+    func pauseDiscovery() async { pauses += 1 }
+    func resumeDiscovery() async { resumes += 1 }
+    func run() async {}
+    func shutDown() async { feed.finish() }
+
+    /// A report of `payload` (Manufacturer Specific Data of 0xFFFF) from `sender`.
+    nonisolated func hear(_ payload: [UInt8], from sender: DBusObjectPath) {
+        feed.yield(
+            .report(
+                AdvertisementReport(
+                    adapter: "/org/bluez/hci0", device: sender, address: "C0:00:00:00:00:01", addressType: "random",
+                    rssi: -60, companyID: 0xFFFF, data: payload, receivedAt: .now)))
+    }
+}
