@@ -94,7 +94,7 @@ final class ClientCore: Sendable {
         self.configuration = configuration
     }
 
-    private func announce(_ status: ClientStatus, to sinks: [AsyncStream<ClientStatus>.Continuation]) {
+    func announce(_ status: ClientStatus, to sinks: [AsyncStream<ClientStatus>.Continuation]) {
         for sink in sinks { sink.yield(status) }
     }
 
@@ -168,7 +168,7 @@ final class ClientCore: Sendable {
         waiter.continuation.resume(with: result)
     }
 
-    private func takeWaiters(_ state: inout Inner) -> [ReadyWaiter] {
+    func takeWaiters(_ state: inout Inner) -> [ReadyWaiter] {
         let waiters = Array(state.readyWaiters.values)
         state.readyWaiters.removeAll()
         return waiters
@@ -186,121 +186,6 @@ final class ClientCore: Sendable {
     func start() {
         inner.withLock { state in
             if case .idle = state.phase { startSupervisor(&state) }
-        }
-    }
-
-    // MARK: The supervisor
-
-    private func supervise() async {
-        let policy = configuration.reconnect
-        var attempt = 0
-        while !Task.isCancelled {
-            var connection: HandoffConnection?
-            do {
-                let fresh = try await HandoffConnection.connect(
-                    socketPath: configuration.socketPath, requestTimeout: configuration.requestTimeout)
-                connection = fresh
-                let hello = try await fresh.hello(
-                    app: configuration.app, handles: configuration.handles.isEmpty ? nil : configuration.handles)
-                let generation = inner.withLock { state -> Int in
-                    state.generation += 1
-                    state.published.removeAll()
-                    state.subscribedGeneration = nil
-                    return state.generation
-                }
-                let pump = Task { await self.pump(fresh, generation: generation) }
-                try await restore(on: fresh, generation: generation)
-                guard becomeReady(fresh, generation: generation, daemon: hello.daemon) else {
-                    pump.cancel()
-                    await fresh.close()
-                    return
-                }
-                attempt = 0
-                await fresh.waitUntilClosed()
-                if Task.isCancelled { return }
-                connectionLost(fresh)
-            } catch {
-                if let connection { await connection.close() }
-                if Task.isCancelled { return }
-                let failure = Self.clientError(error)
-                let gaveUp = inner.withLock { state -> ([ReadyWaiter], [AsyncStream<ClientStatus>.Continuation])? in
-                    state.lastError = failure
-                    guard !state.everConnected else { return nil }
-                    // Never connected: fail fast, and let the next use try again.
-                    state.phase = .idle
-                    state.supervisor = nil
-                    return (takeWaiters(&state), state.setStatus(.idle))
-                }
-                if let (waiters, sinks) = gaveUp {
-                    for waiter in waiters {
-                        waiter.timer?.cancel()
-                        waiter.continuation.resume(throwing: failure)
-                    }
-                    announce(.idle, to: sinks)
-                    finishNearbySinksIfIdle(with: failure)
-                    return
-                }
-                if case .protocolError = failure, connection?.helloResult == nil {
-                    // hello itself was refused (unsupported version, invalid handles): retrying cannot help.
-                    finish(with: failure)
-                    return
-                }
-            }
-            attempt += 1
-            if let maximum = policy.maximumAttempts, attempt > maximum {
-                finish(with: inner.withLock { $0.lastError } ?? .connectionClosed)
-                return
-            }
-            let sinks = inner.withLock { state in
-                state.setStatus(.reconnecting(attempt: attempt, lastError: state.lastError))
-            }
-            announce(inner.withLock { $0.status }, to: sinks)
-            do { try await Task.sleep(for: policy.delay(forAttempt: attempt)) } catch { return }
-        }
-    }
-
-    static func clientError(_ error: any Error) -> HandoffClientError {
-        if let error = error as? HandoffClientError { return error }
-        if let error = error as? ProtocolError { return .protocolError(error) }
-        return .invalidResponse(String(describing: error))
-    }
-
-    /// Marks the client ready on `connection` and resumes the waiters; false when it was closed meanwhile.
-    private func becomeReady(_ connection: HandoffConnection, generation: Int, daemon: String) -> Bool {
-        let taken = inner.withLock { state -> ([ReadyWaiter], [AsyncStream<ClientStatus>.Continuation])? in
-            if case .closed = state.phase { return nil }
-            state.phase = .ready(connection, generation: generation)
-            state.everConnected = true
-            state.lastError = nil
-            return (takeWaiters(&state), state.setStatus(.connected(daemon: daemon)))
-        }
-        guard let (waiters, sinks) = taken else { return false }
-        for waiter in waiters {
-            waiter.timer?.cancel()
-            waiter.continuation.resume(returning: (connection, generation))
-        }
-        announce(.connected(daemon: daemon), to: sinks)
-        return true
-    }
-
-    private func connectionLost(_ connection: HandoffConnection) {
-        inner.withLock { state in
-            if case .ready(let current, _) = state.phase, current === connection { state.phase = .connecting }
-        }
-    }
-
-    /// After a (re)connection: subscribe again if anyone listens, and publish the live activities again.
-    private func restore(on connection: HandoffConnection, generation: Int) async throws {
-        if inner.withLock({ !$0.nearbySinks.isEmpty }) {
-            try await connection.subscribe()
-            inner.withLock { $0.subscribedGeneration = generation }
-            let listed = try await connection.list().activities
-            reconcileAll(listed, generation: generation)
-        }
-        let live = inner.withLock { state in state.activities.values.compactMap(\.activity) }
-            .sorted { $0.currentOrder < $1.currentOrder }
-        for activity in live {
-            try await activity.restore(on: connection, generation: generation)
         }
     }
 
@@ -369,105 +254,5 @@ final class ClientCore: Sendable {
             _ = self?.inner.withLock { $0.statusSinks.removeValue(forKey: token) }
         }
         return stream
-    }
-
-    // MARK: Events
-
-    /// Hands the events of one connection out, until it closes.
-    private func pump(_ connection: HandoffConnection, generation: Int) async {
-        for await event in connection.events {
-            switch event.name {
-            case .appeared, .updated, .lost:
-                guard let activity = try? event.nearbyActivity() else { continue }
-                deliverNearby(event.name, activity, generation: generation)
-            case .continued:
-                guard let continued = try? event.data(as: ContinuedEvent.self), continued.forwarded == true else {
-                    continue  // this client's own continuation: its waiter has it
-                }
-                deliverContinued(continued.activity)
-            case .wasContinued:
-                guard let notice = try? event.data(as: WasContinuedEvent.self) else { continue }
-                let activity = inner.withLock { state in
-                    state.generation == generation ? state.published[notice.id]?.activity : nil
-                }
-                activity?.receive(notice)
-            case .continueFailed:
-                continue  // only ever for this client's own continuations
-            }
-        }
-    }
-
-    // MARK: Forwarded continuations
-
-    func continuedActivities(keepingAlive owner: HandoffClient) -> AsyncThrowingStream<ContinuedActivity, any Error> {
-        let (stream, continuation) = AsyncThrowingStream.makeStream(of: ContinuedActivity.self)
-        let token = inner.withLock { state -> UInt64? in
-            if case .closed = state.phase { return nil }
-            let token = state.token()
-            state.continuedSinks[token] = continuation
-            for activity in state.undelivered { continuation.yield(activity) }
-            state.undelivered.removeAll()
-            return token
-        }
-        guard let token else {
-            continuation.finish()
-            return stream
-        }
-        continuation.onTermination = { _ in
-            _ = owner.core.inner.withLock { $0.continuedSinks.removeValue(forKey: token) }
-        }
-        return stream
-    }
-
-    private func deliverContinued(_ activity: ContinuedActivity) {
-        let sinks = inner.withLock { state in
-            if state.continuedSinks.isEmpty {
-                state.undelivered.append(activity)
-                if state.undelivered.count > Self.maximumUndelivered { state.undelivered.removeFirst() }
-            }
-            return Array(state.continuedSinks.values)
-        }
-        for sink in sinks { sink.yield(activity) }
-    }
-
-    // MARK: Activities
-
-    /// The next `becomeCurrent` order number.
-    func nextCurrentOrder() -> UInt64 {
-        inner.withLock { state in
-            state.currentOrder += 1
-            return state.currentOrder
-        }
-    }
-
-    /// Keeps `activity` for restoring after a reconnection.
-    func track(_ activity: UserActivity) {
-        inner.withLock { $0.activities[ObjectIdentifier(activity)] = WeakActivity(activity: activity) }
-    }
-
-    /// Stops restoring an activity (invalidated, or gone).
-    func untrack(_ identifier: ObjectIdentifier, publishedAs id: String?) {
-        inner.withLock { state in
-            state.activities[identifier] = nil
-            if let id { state.published[id] = nil }
-        }
-    }
-
-    /// Records the daemon's id for `activity` on `generation` (for `wasContinued`).
-    func published(_ activity: UserActivity, as id: String, generation: Int, replacing old: String?) {
-        inner.withLock { state in
-            guard state.generation == generation else { return }
-            if let old { state.published[old] = nil }
-            state.published[id] = WeakActivity(activity: activity)
-        }
-    }
-
-    /// Invalidates an activity whose object went away, if its connection is still the current one.
-    func invalidateLeftover(_ id: String, generation: Int) async {
-        let connection = inner.withLock { state -> HandoffConnection? in
-            if case .ready(let connection, let current) = state.phase, current == generation { return connection }
-            return nil
-        }
-        try? await connection?.invalidate(id: id)
     }
 }

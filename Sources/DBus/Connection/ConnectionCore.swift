@@ -23,10 +23,12 @@ final class ConnectionCore: @unchecked Sendable {
     // The state below is loop-confined and read per message: no run-time
     // exclusivity check (see EventLoop's loop-confined state).
     @exclusivity(unchecked) private(set) var connection: OpaquePointer?
-    private var decoder = MessageDecoder()
+    /// Not private: replies are decoded in ConnectionCore+Calls.swift.
+    var decoder = MessageDecoder()
     /// Lent to reader subscriptions, one message at a time.
     private let reader = DBusMessageReader()
-    private var pendingCalls: [UInt64: PendingReply] = [:]
+    /// Calls awaiting their reply (ConnectionCore+Calls.swift), failed on shutdown.
+    var pendingCalls: [UInt64: PendingReply] = [:]
     @exclusivity(unchecked) private var subscriptions: [UInt64: Subscription] = [:] {
         didSet { subscriptionList = Array(subscriptions.values) }
     }
@@ -36,50 +38,6 @@ final class ConnectionCore: @unchecked Sendable {
     @exclusivity(unchecked) private var trackedNames: [String: TrackedName] = [:]
     let objects = ObjectRegistry()
 
-    /// A signal subscription: `deliver` runs on the loop thread for each match,
-    /// `finish` once when the connection closes. A class: every signal walks
-    /// the subscriptions, and a struct would copy the rule's strings each time.
-    final class Subscription: Sendable {
-        let rule: DBusMatchRule
-        /// The rule's `sender` is a well-known name other than the bus's, so a
-        /// signal from its current owner (a unique name) matches too.
-        let sendsThroughOwner: Bool
-        /// `rule.isHeaderOnly`.
-        let isHeaderOnly: Bool
-        /// Takes the decoded message; nil for a reader subscription.
-        let deliver: (@Sendable (DBusMessage) -> Void)?
-        /// Reads the message in place (`addSignalHandler(matching:reader:)`).
-        let read: (@Sendable (DBusMessageReader) -> Void)?
-        let finish: @Sendable (DBusError) -> Void
-
-        init(
-            rule: DBusMatchRule, deliver: @escaping @Sendable (DBusMessage) -> Void,
-            finish: @escaping @Sendable (DBusError) -> Void
-        ) {
-            self.rule = rule
-            self.deliver = deliver
-            self.read = nil
-            self.finish = finish
-            (sendsThroughOwner, isHeaderOnly) = Self.facts(of: rule)
-        }
-
-        init(
-            rule: DBusMatchRule, read: @escaping @Sendable (DBusMessageReader) -> Void,
-            finish: @escaping @Sendable (DBusError) -> Void
-        ) {
-            self.rule = rule
-            self.deliver = nil
-            self.read = read
-            self.finish = finish
-            (sendsThroughOwner, isHeaderOnly) = Self.facts(of: rule)
-        }
-
-        private static func facts(of rule: DBusMatchRule) -> (sendsThroughOwner: Bool, isHeaderOnly: Bool) {
-            let sender = rule.sender
-            let throughOwner = sender.map { !$0.hasPrefix(":") && $0 != DBusConnection.busName } ?? false
-            return (throughOwner, rule.isHeaderOnly)
-        }
-    }
     struct TrackedName {
         var owner: String?
         var references: Int
@@ -204,67 +162,6 @@ final class ConnectionCore: @unchecked Sendable {
     func emit(_ message: DBusMessage) {
         guard let encoded = try? MessageEncoder.encode(message) else { return }
         _ = try? send(encoded)
-    }
-
-    /// Sends a method call and arranges for `completion` to get its reply.
-    func startCall(
-        _ message: LibDBusMessage, timeoutMilliseconds: Int32, token: CallToken,
-        completion: @escaping @Sendable (Result<DBusMessage, DBusError>) -> Void
-    ) {
-        if token.isCancelled {
-            completion(.failure(DBusError(.cancelled, "the call was cancelled")))
-            return
-        }
-        guard let connection, dbus_connection_get_is_connected(connection) != 0 else {
-            completion(.failure(DBusError(.disconnected, "the D-Bus connection is closed")))
-            return
-        }
-        var call: OpaquePointer?
-        guard dbus_connection_send_with_reply(connection, message.pointer, &call, timeoutMilliseconds) != 0,
-            let call
-        else {
-            completion(.failure(DBusError(.disconnected, "the D-Bus connection is closed")))
-            return
-        }
-        let pending = PendingReply(id: token.id, call: call, core: self, completion: completion)
-        pendingCalls[token.id] = pending
-        dbus_pending_call_set_notify(
-            call,
-            { _, data in
-                let pending = Unmanaged<PendingReply>.fromOpaque(data!).takeUnretainedValue()
-                pending.core.complete(pending)
-            },
-            Unmanaged.passRetained(pending).toOpaque(),
-            { data in Unmanaged<PendingReply>.fromOpaque(data!).release() })
-        // The reply may have arrived before the notify function was set.
-        if dbus_pending_call_get_completed(call) != 0 { complete(pending) }
-    }
-
-    private func complete(_ pending: PendingReply) {
-        guard pendingCalls.removeValue(forKey: pending.id) != nil else { return }
-        let result: Result<DBusMessage, DBusError>
-        if let reply = dbus_pending_call_steal_reply(pending.call) {
-            do {
-                let message = try decoder.decode(reply)
-                if let error = message.error { result = .failure(error) } else { result = .success(message) }
-            } catch {
-                result = .failure(DBusError(.invalidArgs, "undecodable reply: \(error)"))
-            }
-            dbus_message_unref(reply)
-        } else {
-            result = .failure(DBusError(.noReply, "no reply"))
-        }
-        pending.resume(result)
-        // Not from inside libdbus's notify callback: release our reference on the next turn.
-        let call = UncheckedPointer(pending.call)
-        loop.enqueue { dbus_pending_call_unref(call.pointer) }
-    }
-
-    func cancelCall(_ id: UInt64) {
-        guard let pending = pendingCalls.removeValue(forKey: id) else { return }
-        dbus_pending_call_cancel(pending.call)
-        pending.resume(.failure(DBusError(.cancelled, "the call was cancelled")))
-        dbus_pending_call_unref(pending.call)
     }
 
     // MARK: Receiving (loop thread)
@@ -436,44 +333,4 @@ final class ConnectionCore: @unchecked Sendable {
         else { return }
         trackedNames[name]!.owner = newOwner.isEmpty ? nil : newOwner
     }
-}
-
-/// A libdbus pointer handed to a job that runs later on the same loop thread.
-struct UncheckedPointer: @unchecked Sendable {
-    let pointer: OpaquePointer
-    init(_ pointer: OpaquePointer) { self.pointer = pointer }
-}
-
-/// One method call awaiting its reply.
-final class PendingReply: @unchecked Sendable {
-    let id: UInt64
-    let call: OpaquePointer
-    unowned let core: ConnectionCore
-    private var completion: (@Sendable (Result<DBusMessage, DBusError>) -> Void)?
-
-    init(
-        id: UInt64, call: OpaquePointer, core: ConnectionCore,
-        completion: @escaping @Sendable (Result<DBusMessage, DBusError>) -> Void
-    ) {
-        self.id = id
-        self.call = call
-        self.core = core
-        self.completion = completion
-    }
-
-    /// Delivers the result once; later calls do nothing. Loop thread only.
-    func resume(_ result: Result<DBusMessage, DBusError>) {
-        guard let completion else { return }
-        self.completion = nil
-        completion(result)
-    }
-}
-
-/// Identifies a call so that task cancellation can find it.
-final class CallToken: Sendable {
-    let id: UInt64
-    private let cancelled = Atomic<Bool>(false)
-    init(id: UInt64) { self.id = id }
-    var isCancelled: Bool { cancelled.load(ordering: .acquiring) }
-    func cancel() { cancelled.store(true, ordering: .releasing) }
 }

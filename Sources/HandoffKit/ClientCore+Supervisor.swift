@@ -1,0 +1,144 @@
+import Foundation
+import HandoffProtocol
+
+/// The supervisor task that connects, says hello, restores and reconnects with
+/// backoff, and the pump task that hands out each connection's events.
+extension ClientCore {
+    /// The supervisor task's body, started by `startSupervisor`.
+    func supervise() async {
+        let policy = configuration.reconnect
+        var attempt = 0
+        while !Task.isCancelled {
+            var connection: HandoffConnection?
+            do {
+                let fresh = try await HandoffConnection.connect(
+                    socketPath: configuration.socketPath, requestTimeout: configuration.requestTimeout)
+                connection = fresh
+                let hello = try await fresh.hello(
+                    app: configuration.app, handles: configuration.handles.isEmpty ? nil : configuration.handles)
+                let generation = inner.withLock { state -> Int in
+                    state.generation += 1
+                    state.published.removeAll()
+                    state.subscribedGeneration = nil
+                    return state.generation
+                }
+                let pump = Task { await self.pump(fresh, generation: generation) }
+                try await restore(on: fresh, generation: generation)
+                guard becomeReady(fresh, generation: generation, daemon: hello.daemon) else {
+                    pump.cancel()
+                    await fresh.close()
+                    return
+                }
+                attempt = 0
+                await fresh.waitUntilClosed()
+                if Task.isCancelled { return }
+                connectionLost(fresh)
+            } catch {
+                if let connection { await connection.close() }
+                if Task.isCancelled { return }
+                let failure = Self.clientError(error)
+                let gaveUp = inner.withLock { state -> ([ReadyWaiter], [AsyncStream<ClientStatus>.Continuation])? in
+                    state.lastError = failure
+                    guard !state.everConnected else { return nil }
+                    // Never connected: fail fast, and let the next use try again.
+                    state.phase = .idle
+                    state.supervisor = nil
+                    return (takeWaiters(&state), state.setStatus(.idle))
+                }
+                if let (waiters, sinks) = gaveUp {
+                    for waiter in waiters {
+                        waiter.timer?.cancel()
+                        waiter.continuation.resume(throwing: failure)
+                    }
+                    announce(.idle, to: sinks)
+                    finishNearbySinksIfIdle(with: failure)
+                    return
+                }
+                if case .protocolError = failure, connection?.helloResult == nil {
+                    // hello itself was refused (unsupported version, invalid handles): retrying cannot help.
+                    finish(with: failure)
+                    return
+                }
+            }
+            attempt += 1
+            if let maximum = policy.maximumAttempts, attempt > maximum {
+                finish(with: inner.withLock { $0.lastError } ?? .connectionClosed)
+                return
+            }
+            let sinks = inner.withLock { state in
+                state.setStatus(.reconnecting(attempt: attempt, lastError: state.lastError))
+            }
+            announce(inner.withLock { $0.status }, to: sinks)
+            do { try await Task.sleep(for: policy.delay(forAttempt: attempt)) } catch { return }
+        }
+    }
+
+    static func clientError(_ error: any Error) -> HandoffClientError {
+        if let error = error as? HandoffClientError { return error }
+        if let error = error as? ProtocolError { return .protocolError(error) }
+        return .invalidResponse(String(describing: error))
+    }
+
+    /// Marks the client ready on `connection` and resumes the waiters; false when it was closed meanwhile.
+    private func becomeReady(_ connection: HandoffConnection, generation: Int, daemon: String) -> Bool {
+        let taken = inner.withLock { state -> ([ReadyWaiter], [AsyncStream<ClientStatus>.Continuation])? in
+            if case .closed = state.phase { return nil }
+            state.phase = .ready(connection, generation: generation)
+            state.everConnected = true
+            state.lastError = nil
+            return (takeWaiters(&state), state.setStatus(.connected(daemon: daemon)))
+        }
+        guard let (waiters, sinks) = taken else { return false }
+        for waiter in waiters {
+            waiter.timer?.cancel()
+            waiter.continuation.resume(returning: (connection, generation))
+        }
+        announce(.connected(daemon: daemon), to: sinks)
+        return true
+    }
+
+    private func connectionLost(_ connection: HandoffConnection) {
+        inner.withLock { state in
+            if case .ready(let current, _) = state.phase, current === connection { state.phase = .connecting }
+        }
+    }
+
+    /// After a (re)connection: subscribe again if anyone listens, and publish the live activities again.
+    private func restore(on connection: HandoffConnection, generation: Int) async throws {
+        if inner.withLock({ !$0.nearbySinks.isEmpty }) {
+            try await connection.subscribe()
+            inner.withLock { $0.subscribedGeneration = generation }
+            let listed = try await connection.list().activities
+            reconcileAll(listed, generation: generation)
+        }
+        let live = inner.withLock { state in state.activities.values.compactMap(\.activity) }
+            .sorted { $0.currentOrder < $1.currentOrder }
+        for activity in live {
+            try await activity.restore(on: connection, generation: generation)
+        }
+    }
+
+    /// Hands the events of one connection out, until it closes.
+    private func pump(_ connection: HandoffConnection, generation: Int) async {
+        for await event in connection.events {
+            switch event.name {
+            case .appeared, .updated, .lost:
+                guard let activity = try? event.nearbyActivity() else { continue }
+                deliverNearby(event.name, activity, generation: generation)
+            case .continued:
+                guard let continued = try? event.data(as: ContinuedEvent.self), continued.forwarded == true else {
+                    continue  // this client's own continuation: its waiter has it
+                }
+                deliverContinued(continued.activity)
+            case .wasContinued:
+                guard let notice = try? event.data(as: WasContinuedEvent.self) else { continue }
+                let activity = inner.withLock { state in
+                    state.generation == generation ? state.published[notice.id]?.activity : nil
+                }
+                activity?.receive(notice)
+            case .continueFailed:
+                continue  // only ever for this client's own continuations
+            }
+        }
+    }
+}
