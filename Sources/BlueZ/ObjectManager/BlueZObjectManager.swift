@@ -58,28 +58,6 @@ public final class BlueZObjectManager: Sendable {
         mutating func settle() { devices.settle(into: &objects) }
     }
 
-    /// What signals changed while a snapshot was loading. The reply may have
-    /// been sent before or after any of them, but bluetoothd signals every
-    /// change, so a property a signal set meanwhile is at least as new in the
-    /// tree as in the snapshot, and an interface a signal removed meanwhile
-    /// (and no later signal added back) is gone.
-    struct SignalJournal {
-        /// path → interface → property names set by a signal.
-        var touched: [DBusObjectPath: [String: Set<String>]] = [:]
-        /// path → interfaces removed by a signal.
-        var removed: [DBusObjectPath: Set<String>] = [:]
-
-        mutating func set(_ path: DBusObjectPath, _ interface: String, _ names: some Sequence<String>) {
-            touched[path, default: [:]][interface, default: []].formUnion(names)
-            removed[path]?.remove(interface)
-        }
-
-        mutating func remove(_ path: DBusObjectPath, _ interfaces: [String]) {
-            removed[path, default: []].formUnion(interfaces)
-            for interface in interfaces { touched[path]?[interface] = nil }
-        }
-    }
-
     public let connection: DBusConnection
     let state = Mutex(State())
     private let tasks = Mutex<(signals: DBusSignalHandler?, owner: DBusSignalHandler?)>((nil, nil))
@@ -409,50 +387,5 @@ extension [String: DBusValue] {
         for (name, value) in changed { self[name] = value }
         for name in invalidated { self[name] = nil }
         return self
-    }
-}
-
-/// Cancels an observation when told to (not on deinit: keep it as long as you observe).
-public final class ObserverToken: Sendable {
-    private let onCancel: Mutex<(@Sendable () -> Void)?>
-
-    init(_ onCancel: @escaping @Sendable () -> Void) {
-        self.onCancel = Mutex(onCancel)
-    }
-
-    public func cancel() {
-        let action = onCancel.withLock { action in
-            defer { action = nil }
-            return action
-        }
-        action?()
-    }
-}
-
-/// Lets `start` wait until the first snapshot is in, without blocking a thread.
-private final class SnapshotLoads: Sendable {
-    private let state = Mutex<(pending: Int, waiters: [CheckedContinuation<Void, Never>])>((0, []))
-
-    func begin() { state.withLock { $0.pending += 1 } }
-
-    func end() {
-        let waiters = state.withLock { state -> [CheckedContinuation<Void, Never>] in
-            state.pending -= 1
-            guard state.pending == 0 else { return [] }
-            defer { state.waiters.removeAll() }
-            return state.waiters
-        }
-        for waiter in waiters { waiter.resume() }
-    }
-
-    func wait() async {
-        await withCheckedContinuation { continuation in
-            let ready = state.withLock { state in
-                if state.pending == 0 { return true }
-                state.waiters.append(continuation)
-                return false
-            }
-            if ready { continuation.resume() }
-        }
     }
 }

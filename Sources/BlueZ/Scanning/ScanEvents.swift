@@ -4,13 +4,12 @@ import Synchronization
 /// and `AdvertisementScanner.events` return.
 ///
 /// It behaves as `AsyncStream<ScanEvent>` with `.bufferingNewest(bufferSize)`
-/// did: one buffer shared by every iterator made from it, the oldest events
+/// would: one buffer shared by every iterator made from it, the oldest events
 /// dropped when a consumer falls that far behind, buffered events still read
 /// after the scanner stops, and an iteration cancelled while it waits ends the
 /// sequence. It is written for this one element type so that handing over an
-/// event that is already buffered costs a lock and no suspension or generic
-/// dispatch: at a few thousand advertisements a second that was most of the
-/// consumer's cost.
+/// event that is already buffered takes a lock and no suspension or generic
+/// dispatch.
 public struct ScanEvents: AsyncSequence, Sendable {
     public typealias Element = ScanEvent
 
