@@ -2,7 +2,7 @@
 //
 // handoff: Apple-style Handoff for Linux.
 //
-// Modules depend only downward (see README.md, "Layout"):
+// Modules depend only downward (docs/architecture.md is the map):
 //   CDBus -> DBus -> BlueZ -> HandoffDaemon -> handoffd
 //   CBluetooth -> BluetoothManagement (kernel mgmt socket) -> HandoffDaemon
 //   HandoffCore (pure) -> HandoffStore (key files)

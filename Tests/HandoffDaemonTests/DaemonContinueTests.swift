@@ -74,6 +74,8 @@ import Testing
         let result = try await Self.continueActivity(pair.bClient, nearby)
         #expect(result.event == "continueFailed")
         #expect(result.data["code"] as? String == "no-handler")
+        // Decided here: the origin is not even asked.
+        #expect(pair.b.link?.written.withLock { $0 } == 0)
         await pair.stop()
     }
 

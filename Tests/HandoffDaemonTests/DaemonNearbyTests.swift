@@ -49,8 +49,14 @@ import Testing
         #expect(try await pair.bClient.call("status")["beaconsRecognized"] as? Int == 1)
         // Not subscribed: nothing.
         #expect(unsubscribed.eventNames.isEmpty)
-        // A's own beacon, heard back, is not an activity of A's.
+        // A's own beacon, heard back (a relay, a second adapter), is not an activity of A's.
+        let own = try #require(await pair.a.radio.onAir?.payload)
+        pair.a.radio.hear(own, from: "/org/bluez/hci0/dev_echo")
+        let before = try await pair.aClient.call("status")["beaconsRejected"] as? Int
+        pair.a.radio.hear([0x10], from: "/org/bluez/hci0/dev_echo")  // a marker: once counted, the echo was handled
+        try await eventually { try await pair.aClient.call("status")["beaconsRejected"] as? Int == (before ?? 0) + 1 }
         #expect((try await pair.aClient.call("list")["activities"] as? [Any])?.isEmpty == true)
+        #expect(try await pair.aClient.call("status")["beaconsRecognized"] as? Int == 0)
         await pair.stop()
     }
 
