@@ -11,8 +11,10 @@ public struct AccountKey: Sendable, Hashable, CustomStringConvertible, CustomDeb
 {
     /// Length of the secret in bytes.
     public static let secretByteCount = 32
-    /// Longest accepted name, in characters.
+    /// Longest accepted name, in Unicode scalars (code points), not grapheme clusters.
     public static let maximumNameLength = 64
+    /// Longest accepted name, in UTF-8 bytes.
+    public static let maximumNameBytes = 200
 
     /// The name shown to the user; also the key file's name on disk.
     public let name: String
@@ -61,22 +63,35 @@ public struct AccountKey: Sendable, Hashable, CustomStringConvertible, CustomDeb
         try secret.withUnsafeBytes(body)
     }
 
-    /// Checks that `name` can be shown on one line and used as a file name.
+    /// Checks that `name` can be shown on one line and used as a file name
+    /// (docs/beacon-format.md, section 10). All rules are on Unicode scalars,
+    /// checked in this order: 1 to `maximumNameLength` scalars and at most
+    /// `maximumNameBytes` UTF-8 bytes; first and last scalar not White_Space;
+    /// no control character (U+0000–U+001F, U+007F–U+009F) or line/paragraph
+    /// separator (U+2028, U+2029), and no `/` or `\` (the first offending
+    /// scalar decides which); not starting with `.`.
     public static func validate(name: String) throws(AccountKeyError) {
         func fail(_ problem: AccountNameProblem) -> AccountKeyError { .invalidName(name, problem) }
-        guard let first = name.first, let last = name.last else { throw fail(.empty) }
-        guard name.count <= maximumNameLength, name.utf8.count <= 200 else { throw fail(.tooLong) }
-        guard !first.isWhitespace, !last.isWhitespace else { throw fail(.surroundingWhitespace) }
-        for scalar in name.unicodeScalars {
-            switch scalar.properties.generalCategory {
-            case .control, .lineSeparator, .paragraphSeparator, .surrogate:
-                throw fail(.controlCharacter)
-            default:
-                break
+        let scalars = name.unicodeScalars
+        guard let first = scalars.first, let last = scalars.last else { throw fail(.empty) }
+        guard scalars.count <= maximumNameLength, name.utf8.count <= maximumNameBytes else { throw fail(.tooLong) }
+        guard !isWhiteSpace(first), !isWhiteSpace(last) else { throw fail(.surroundingWhitespace) }
+        for scalar in scalars {
+            switch scalar.value {
+            case 0x00...0x1F, 0x7F...0x9F, 0x2028, 0x2029: throw fail(.controlCharacter)
+            case 0x2F, 0x5C: throw fail(.pathSeparator)
+            default: break
             }
-            if scalar == "/" || scalar == "\\" { throw fail(.pathSeparator) }
         }
         guard first != "." else { throw fail(.leadingDot) }
+    }
+
+    /// Unicode's White_Space property, as a fixed list (it has not changed since Unicode 6.3).
+    static func isWhiteSpace(_ scalar: Unicode.Scalar) -> Bool {
+        switch scalar.value {
+        case 0x09...0x0D, 0x20, 0x85, 0xA0, 0x1680, 0x2000...0x200A, 0x2028, 0x2029, 0x202F, 0x205F, 0x3000: true
+        default: false
+        }
     }
 
     /// Equal when both the name and the secret are equal (the secret is compared in constant time).

@@ -12,9 +12,10 @@ import Crypto
 /// ```
 ///
 /// The checksum is the first 4 bytes of SHA-256 over the four field lines
-/// above it, each as written here and ending in a line feed. Comment lines
-/// (`#`) and blank lines are ignored. Encoding and parsing are pure; the
-/// file I/O is `HandoffStore.AccountKeyStore`.
+/// above it, each exactly as written but ending in one line feed (a CRLF
+/// file's carriage returns are not covered). Hex digits are lower case.
+/// Comment lines (`#`) and blank lines are ignored. Encoding and parsing are
+/// pure; the file I/O is `HandoffStore.AccountKeyStore`.
 public struct AccountKeyFile: Sendable, Equatable {
     /// The format version this code writes and reads.
     public static let formatVersion = 1
@@ -60,21 +61,28 @@ public struct AccountKeyFile: Sendable, Equatable {
         Hex.encode(SHA256.hash(data: Array(body.utf8)).prefix(4))
     }
 
-    /// Parses a file's text.
+    /// Parses a file's text (docs/beacon-format.md, section 10).
+    ///
+    /// Lines end at each U+000A line feed; one U+000D carriage return just
+    /// before it is dropped (CRLF files), and the last line may lack its line
+    /// feed. A line is ignored when it is empty, consists of spaces and tabs
+    /// only, or starts with `#`. Every other line is `field: value`, split at
+    /// the first `: ` (U+003A U+0020); the value is the rest of the line,
+    /// verbatim. Work is done on Unicode scalars, never on grapheme clusters.
     /// - Throws: `AccountKeyFileError` saying what is wrong and on which line.
     public static func parse(_ text: String) throws(AccountKeyFileError) -> AccountKeyFile {
         var values: [Field: (value: String, line: Int)] = [:]
         var expected = Field.allCases[...]
         var lineNumber = 0
-        // "\r\n" is one Character, and a newline, so CRLF files parse too.
-        for line in text.split(omittingEmptySubsequences: false, whereSeparator: \.isNewline) {
+        for rawLine in text.unicodeScalars.split(separator: "\n", omittingEmptySubsequences: false) {
             lineNumber += 1
-            if line.allSatisfy({ $0 == " " || $0 == "\t" }) || line.hasPrefix("#") { continue }
-            guard let separator = line.range(of: ": ") else {
+            let line = rawLine.last == "\r" ? rawLine.dropLast() : rawLine[...]
+            if line.allSatisfy({ $0 == " " || $0 == "\t" }) || line.first == "#" { continue }
+            guard let colon = Self.separator(in: line) else {
                 throw values.isEmpty ? .notAnAccountKeyFile : .malformedLine(lineNumber)
             }
-            let name = String(line[..<separator.lowerBound])
-            let value = String(line[separator.upperBound...])
+            let name = String(Substring(line[..<colon]))
+            let value = String(Substring(line[line.index(colon, offsetBy: 2)...]))
             guard let field = Field(rawValue: name) else {
                 throw values.isEmpty ? .notAnAccountKeyFile : .unknownField(name, line: lineNumber)
             }
@@ -93,18 +101,31 @@ public struct AccountKeyFile: Sendable, Equatable {
         guard let createdSeconds = UTCTimestamp.parse(created.value) else {
             throw .invalidDate(created.value, line: created.line)
         }
-        guard secret.value.utf8.count == 2 * AccountKey.secretByteCount, let secretBytes = Hex.decode(secret.value)
-        else { throw .invalidSecret(line: secret.line, digits: secret.value.utf8.count) }
-        guard checksum.value.utf8.count == 8, Hex.decode(checksum.value) != nil else {
+        guard secret.value.utf8.count == 2 * AccountKey.secretByteCount, Hex.isLowercase(secret.value),
+            var secretBytes = Hex.decode(secret.value)
+        else { throw .invalidSecret(line: secret.line, digits: secret.value.unicodeScalars.count) }
+        defer { for index in secretBytes.indices { secretBytes[index] = 0 } }
+        guard checksum.value.utf8.count == 8, Hex.isLowercase(checksum.value) else {
             throw .invalidChecksum(line: checksum.line)
         }
         let body = Self.body(name: name.value, created: created.value, secret: secret.value)
         let computed = Self.checksum(of: body)
-        guard computed == checksum.value.lowercased() else { throw .checksumMismatch(stored: checksum.value, computed: computed) }
+        guard computed == checksum.value else { throw .checksumMismatch(stored: checksum.value, computed: computed) }
         do {
             return AccountKeyFile(key: try AccountKey(name: name.value, secret: secretBytes), created: createdSeconds)
         } catch {
             throw .invalidName(error)
         }
+    }
+
+    /// The index of the first `: ` (U+003A U+0020) in a line, if any.
+    private static func separator(in line: Substring.UnicodeScalarView) -> Substring.UnicodeScalarView.Index? {
+        var index = line.startIndex
+        while index < line.endIndex {
+            let next = line.index(after: index)
+            if line[index] == ":", next < line.endIndex, line[next] == " " { return index }
+            index = next
+        }
+        return nil
     }
 }

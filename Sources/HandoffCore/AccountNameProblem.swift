@@ -5,11 +5,13 @@
 public enum AccountNameProblem: Sendable, Equatable, CustomStringConvertible {
     /// The name is empty.
     case empty
-    /// More than `AccountKey.maximumNameLength` characters or 200 UTF-8 bytes.
+    /// More than `AccountKey.maximumNameLength` Unicode scalars or
+    /// `AccountKey.maximumNameBytes` UTF-8 bytes.
     case tooLong
-    /// Starts or ends with white space.
+    /// Starts or ends with a White_Space scalar.
     case surroundingWhitespace
-    /// Contains a control character or a line separator.
+    /// Contains a control character (U+0000–U+001F, U+007F–U+009F) or a
+    /// line or paragraph separator (U+2028, U+2029).
     case controlCharacter
     /// Contains `/` or `\`.
     case pathSeparator
@@ -20,7 +22,9 @@ public enum AccountNameProblem: Sendable, Equatable, CustomStringConvertible {
     public var description: String {
         switch self {
         case .empty: "it is empty"
-        case .tooLong: "it is longer than \(AccountKey.maximumNameLength) characters or 200 bytes"
+        case .tooLong:
+            "it is longer than \(AccountKey.maximumNameLength) characters (Unicode code points) "
+                + "or \(AccountKey.maximumNameBytes) bytes"
         case .surroundingWhitespace: "it starts or ends with white space"
         case .controlCharacter: "it contains a control character or line break"
         case .pathSeparator: "it contains '/' or '\\'"

@@ -10,7 +10,13 @@
 /// (`UInt32.random(in: .min ... .max)`), `sequence` start
 /// (`UInt16.random(in: .min ... .max)`); per beacon a 28-bit value
 /// (`UInt32.random(in: 0..<(1 << 28))`) whose high 4 bits are the header nibble
-/// and low 24 bits the salt, redrawn if that device already used it this epoch.
+/// and low 24 bits the salt, redrawn while this encoder already used that
+/// value for the account in this epoch.
+///
+/// Nonces: the ChaCha20 nonce is header ‖ tag ‖ salt, and within an epoch the
+/// tag is fixed, so the encoder remembers every nibble-and-salt value it used
+/// for the account in the epoch (a few bytes per beacon, forgotten at the next
+/// epoch) and never repeats one: one encoder never repeats a nonce.
 public struct BeaconEncoder: Sendable {
     private struct Session: Sendable {
         let keys: EpochKeys
@@ -18,7 +24,7 @@ public struct BeaconEncoder: Sendable {
         var device: DeviceID
         var nextSequence: UInt16
         var beaconsWithThisDevice = 0
-        /// Nibble-and-salt values already used with this epoch key.
+        /// Every nibble-and-salt value used with this epoch key.
         var usedNonces: Set<UInt32> = []
         var lastType: (type: ActivityType, hash: ActivityTypeHash)?
     }
@@ -26,9 +32,11 @@ public struct BeaconEncoder: Sendable {
     /// After this many beacons in one epoch the encoder starts a new device
     /// identifier and sequence, so receivers' serial-number comparison stays sound.
     public static let maximumBeaconsPerDevice = 32_768
-    /// Most nibble-and-salt values remembered per epoch to avoid reusing a
-    /// ChaCha20 nonce; past it, values are only random (2^-28 collision each).
-    public static let rememberedNonces = 4096
+    /// Number of distinct nibble-and-salt values (28 bits): the most beacons
+    /// one encoder can send for one account in one epoch without repeating a
+    /// nonce. Sending more is a programming error (the daemon sends about one
+    /// a second).
+    public static let noncesPerEpoch = 1 << 28
 
     /// The parameters shared with the receivers.
     public let configuration: BeaconConfiguration
@@ -66,11 +74,11 @@ public struct BeaconEncoder: Sendable {
             remember(BeaconOrigin(account: account.id, epoch: epoch, device: session.device))
         }
 
+        precondition(session.usedNonces.count < Self.noncesPerEpoch, "every nonce of this epoch is used")
         var nonce: UInt32
         repeat {
-            nonce = UInt32.random(in: 0..<(1 << 28), using: &generator)
-        } while session.usedNonces.contains(nonce)
-        if session.usedNonces.count < Self.rememberedNonces { session.usedNonces.insert(nonce) }
+            nonce = UInt32.random(in: 0..<UInt32(Self.noncesPerEpoch), using: &generator)
+        } while !session.usedNonces.insert(nonce).inserted
 
         let typeHash: ActivityTypeHash
         if let last = session.lastType, last.type == activityType {

@@ -38,6 +38,11 @@ enum Hex {
         return out
     }
 
+    /// Whether `text` consists of lowercase hex digits only (`0-9`, `a-f`).
+    static func isLowercase(_ text: some StringProtocol) -> Bool {
+        text.utf8.allSatisfy { digits.contains($0) }
+    }
+
     private static func value(of digit: UInt8) -> UInt8? {
         switch digit {
         case UInt8(ascii: "0")...UInt8(ascii: "9"): digit - UInt8(ascii: "0")

@@ -3,8 +3,10 @@
 ///
 /// Per origin (account, epoch, device) it keeps the newest sequence number and
 /// a 64-bit bitmap of the ones just before it, compared in 16-bit serial
-/// arithmetic (so the random start and wrap-around are fine). A number is
-/// accepted once; a number 64 or more behind the newest is refused too.
+/// arithmetic (so the random start and wrap-around are fine). With
+/// d = (sequence − newest) mod 2¹⁶: 1 ≤ d ≤ 2¹⁵ − 1 is ahead by d (accepted,
+/// becomes the newest); otherwise, including d = 2¹⁵ exactly, it is behind by
+/// 2¹⁶ − d (or 0), accepted once if less than 64 behind, refused if 64 or more.
 /// Only authenticated beacons reach it, so strangers cannot fill it.
 public struct ReplayWindow: Sendable {
     /// How far behind the newest accepted number a late one may still be accepted.

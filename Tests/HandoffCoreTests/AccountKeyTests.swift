@@ -107,6 +107,16 @@ import Testing
             ("", AccountNameProblem.empty),
             (String(repeating: "x", count: 65), .tooLong),
             (String(repeating: "é", count: 101), .tooLong),
+            // Counted in Unicode scalars, not grapheme clusters: 33 characters, 66 scalars.
+            (String(repeating: "e\u{301}", count: 33), .tooLong),
+            (String(repeating: "\u{1F600}", count: 51), .tooLong),  // 51 scalars, 204 bytes
+            ("Home\u{A0}", .surroundingWhitespace),
+            ("\u{3000}Home", .surroundingWhitespace),
+            ("Ho\u{85}me", .controlCharacter),
+            ("Ho\u{7F}me", .controlCharacter),
+            ("Ho\u{9F}me", .controlCharacter),
+            ("Ho\u{2029}me", .controlCharacter),
+            ("Ho\r\nme", .controlCharacter),
             (" Home", .surroundingWhitespace),
             ("Home\t", .surroundingWhitespace),
             ("Ho\nme", .controlCharacter),
@@ -121,7 +131,12 @@ import Testing
         #expect(throws: AccountKeyError.invalidName(name, problem)) { try AccountKey.validate(name: name) }
     }
 
-    @Test("Ordinary names are accepted", arguments: ["Home", "Work laptop", "été ☕", "a", "x.y", "O'Brien's devices", String(repeating: "x", count: 64)])
+    @Test(
+        "Ordinary names are accepted",
+        arguments: [
+            "Home", "Work laptop", "été ☕", "a", "x.y", "O'Brien's devices", String(repeating: "x", count: 64),
+            String(repeating: "e\u{301}", count: 32), String(repeating: "\u{1F600}", count: 50), "Ho\u{200B}me", "\u{301}Home",
+        ])
     func validNames(name: String) throws {
         try AccountKey.validate(name: name)
         #expect(try AccountKey(name: name, secret: Fixture.secretA).name == name)

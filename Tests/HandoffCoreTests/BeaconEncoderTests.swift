@@ -47,6 +47,27 @@ import Testing
         #expect(Set(beacons.map { UInt32($0.headerNibble) << 24 | $0.salt }).count == beacons.count)
     }
 
+    /// A generator with little entropy (20,000 values), so that nibble-and-salt draws repeat often.
+    struct FewValuesGenerator: RandomNumberGenerator {
+        var inner: SeededGenerator
+        mutating func next() -> UInt64 { (inner.next() % 20_000) << 4 }
+    }
+
+    @Test("One encoder never repeats a nonce in an epoch, however many beacons it sends (well past 4,096)")
+    func noncesNeverRepeat() {
+        var encoder = BeaconEncoder()
+        var generator = FewValuesGenerator(inner: SeededGenerator(seed: 9))
+        var nonces = Set<[UInt8]>()
+        let count = 6_000
+        for _ in 0..<count {
+            let payload = encoder.encode(account: Fixture.accountA, activityType: Fixture.browse, flags: [], now: Fixture.now, using: &generator)
+            // The nonce is header ‖ tag ‖ salt; the tag is fixed in the epoch.
+            nonces.insert(Array(payload[0..<8]))
+        }
+        #expect(nonces.count == count)
+        #expect(BeaconEncoder.noncesPerEpoch == 1 << 28)
+    }
+
     @Test("A new epoch draws a new slot, device and sequence start")
     func newEpoch() throws {
         var encoder = BeaconEncoder()

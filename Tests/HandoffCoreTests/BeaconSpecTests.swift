@@ -39,4 +39,12 @@ import Testing
         #expect(Self.spec.contains("| 24 | … data |"))
         #expect(Self.spec.contains("| **31** | total |"))
     }
+
+    @Test("Section 11's example code, polynomial, version and limits are the code's")
+    func exportCode() {
+        #expect(Self.spec.contains(AccountKeyCode.encode(Fixture.accountA)))
+        #expect(Self.spec.contains("poly `0x\(String(AccountKeyCode.polynomial, radix: 16, uppercase: true))`"))
+        #expect(Self.spec.contains("(**`\(AccountKeyCode.version)`**"))
+        #expect(Self.spec.contains("1–\(AccountKey.maximumNameLength) Unicode scalars and at most \(AccountKey.maximumNameBytes) UTF-8 bytes"))
+    }
 }

@@ -73,11 +73,13 @@ struct VectorFile: Decodable, Sendable {
         let accountID: String
         let subkeys: Subkeys
         let epochContext: String
+        let recognitionTagInput: String
         let recognitionTag: String
         let epochEncryptionKey: String
         let typeHash: String
         let keystream: String
         let payload: String
+        let advertisingData: String
 
         var account: AccountKey { try! AccountKey(name: "vector", secret: bytes(hex: accountSecret)) }
         var epoch: Epoch { Epoch(index: epochIndex, length: epochLength) }
@@ -103,9 +105,78 @@ struct VectorFile: Decodable, Sendable {
         let text: String
     }
 
+    /// An input to the export code decoder and its outcome: the secret's hex, or an error label.
+    struct ExportCodeInput: Decodable, Sendable {
+        let name: String
+        let input: String
+        let result: String
+    }
+
+    /// What a key file text parses to: the key, or an error label.
+    enum KeyFileResult: Decodable, Sendable, Equatable {
+        case parsed(name: String, created: UInt64, accountSecret: String)
+        case error(String)
+
+        private enum Keys: String, CodingKey { case name, created, accountSecret }
+
+        init(from decoder: any Decoder) throws {
+            if let label = try? decoder.singleValueContainer().decode(String.self) {
+                self = .error(label)
+                return
+            }
+            let container = try decoder.container(keyedBy: Keys.self)
+            self = .parsed(
+                name: try container.decode(String.self, forKey: .name), created: try container.decode(UInt64.self, forKey: .created),
+                accountSecret: try container.decode(String.self, forKey: .accountSecret))
+        }
+    }
+
+    struct KeyFileInput: Decodable, Sendable {
+        let name: String
+        let text: String
+        let result: KeyFileResult
+    }
+
+    struct Advertisement: Decodable, Sendable {
+        let payload: String
+        let companyID: UInt16
+        let advertisingData: String
+    }
+
+    struct ReplayStep: Decodable, Sendable {
+        let sequence: UInt16
+        let accepted: Bool
+    }
+
+    /// Payloads received in turn by one receiver that knows one account.
+    struct Reception: Decodable, Sendable {
+        struct Step: Decodable, Sendable {
+            let payload: String
+            /// `accepted <sequence>` or the rejection's label.
+            let result: String
+        }
+
+        let name: String
+        let accountSecret: String
+        let epochLength: UInt32
+        let receiverEpochIndex: UInt64
+        let receptions: [Step]
+    }
+
+    struct CRCCheck: Decodable, Sendable {
+        let input: String
+        let crc: String
+    }
+
     let beacons: [Beacon]
     let exportCodes: [ExportCode]
+    let exportCodeInputs: [ExportCodeInput]
     let keyFiles: [KeyFile]
+    let keyFileInputs: [KeyFileInput]
+    let advertisements: [Advertisement]
+    let replayWindow: [ReplayStep]
+    let receptions: [Reception]
+    let crc15Check: CRCCheck
 
     static let shared: VectorFile = {
         guard let url = Bundle.module.url(forResource: "beacon-v1", withExtension: "json", subdirectory: "Vectors")
@@ -116,4 +187,60 @@ struct VectorFile: Decodable, Sendable {
             fatalError("cannot read beacon-v1.json: \(error)")
         }
     }()
+}
+
+/// The vectors' labels for errors: the case name and, where the vectors pin it, one number.
+func label(_ error: AccountKeyCodeError) -> String {
+    switch error {
+    case .invalidCharacter(_, let position): "invalidCharacter \(position)"
+    case .wrongLength(let count): "wrongLength \(count)"
+    case .checksumMismatch: "checksumMismatch"
+    case .unsupportedVersion(let version): "unsupportedVersion \(version)"
+    case .nonZeroPadding: "nonZeroPadding"
+    case .invalidName(let error): "invalidName \(error)"
+    }
+}
+
+func label(_ error: AccountKeyFileError) -> String {
+    switch error {
+    case .notAnAccountKeyFile: "notAnAccountKeyFile"
+    case .unsupportedVersion: "unsupportedVersion"
+    case .malformedLine(let line): "malformedLine \(line)"
+    case .unknownField(_, let line): "unknownField \(line)"
+    case .unexpectedField(_, _, let line): "unexpectedField \(line)"
+    case .missingField(let field): "missingField \(field)"
+    case .trailingContent(let line): "trailingContent \(line)"
+    case .invalidDate(_, let line): "invalidDate \(line)"
+    case .invalidSecret(let line, _): "invalidSecret \(line)"
+    case .invalidChecksum(let line): "invalidChecksum \(line)"
+    case .checksumMismatch: "checksumMismatch"
+    case .invalidName(.invalidName(_, let problem)): "invalidName \(problem.label)"
+    case .invalidName(let other): "invalidName \(other)"
+    }
+}
+
+func label(_ rejection: BeaconRejection) -> String {
+    switch rejection {
+    case .tooShort(let length): "tooShort \(length)"
+    case .tooLong(let length): "tooLong \(length)"
+    case .unsupportedVersion(let version): "unsupportedVersion \(version)"
+    case .unknownTag: "unknownTag"
+    case .authenticationFailed: "authenticationFailed"
+    case .epochTooOld(let beacon, _): "epochTooOld \(beacon.index)"
+    case .epochTooNew(let beacon, _): "epochTooNew \(beacon.index)"
+    case .replayed(_, let sequence): "replayed \(sequence)"
+    }
+}
+
+extension AccountNameProblem {
+    var label: String {
+        switch self {
+        case .empty: "empty"
+        case .tooLong: "tooLong"
+        case .surroundingWhitespace: "surroundingWhitespace"
+        case .controlCharacter: "controlCharacter"
+        case .pathSeparator: "pathSeparator"
+        case .leadingDot: "leadingDot"
+        }
+    }
 }
