@@ -20,7 +20,7 @@ struct AccountCommand: AsyncParsableCommand {
               handoffctl account create work
               handoffctl account list
               handoffctl account export work
-              handoffctl account import '1000-G40R-…' --name work
+              handoffctl account import '2000-G40R-…' --name work
               handoffctl account remove work
             """,
         subcommands: [

@@ -12,7 +12,7 @@ struct AccountImportCommand: AsyncParsableCommand {
             the code if it contains spaces. A typo is detected and reported.
 
             EXAMPLES
-              handoffctl account import '1000-G40R-40M3-…'
+              handoffctl account import '2000-G40R-40M3-…'
               handoffctl account import '1000 G40R 40M3 …' --name work
             """)
 

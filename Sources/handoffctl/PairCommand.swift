@@ -20,7 +20,7 @@ struct PairCommand: AsyncParsableCommand {
 
             EXAMPLES
               handoffctl pair                                  (on the first laptop)
-              handoffctl pair '1000-G40R-40M3-…'               (on the second laptop)
+              handoffctl pair '2000-G40R-40M3-…'               (on the second laptop)
             """)
 
     @OptionGroup var connection: ConnectionOptions

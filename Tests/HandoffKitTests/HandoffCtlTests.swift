@@ -141,8 +141,8 @@ struct HandoffCtlTests {
             outcome.stdout == """
                 Export code for account alice:
 
-                    1000 G40R 40M3 0E20 9194 ADHF 8T1V
-                    2B3C 4D5E 6F7G 8H9J 0K1M 2N3P 4Q5R
+                    2000 G40R 40M3 0E20 9185 GR38 E1W8
+                    124G K2GA HC5R R34D 1P70 X3RF GR6N
 
                 On your other laptop run: handoffctl account import '\(ScriptedDaemon.sampleCode)'
 

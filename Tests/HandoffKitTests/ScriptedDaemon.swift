@@ -65,7 +65,7 @@ final class ScriptedDaemon: Sendable {
         continuation: ContinuationAvailability(
             state: "available", addressPrivacy: "on", adapter: "hci0", reason: "LE privacy on, hci0"))
 
-    static let sampleCode = "1000-G40R-40M3-0E20-9194-ADHF-8T1V-2B3C-4D5E-6F7G-8H9J-0K1M-2N3P-4Q5R"
+    static let sampleCode = "2000-G40R-40M3-0E20-9185-GR38-E1W8-124G-K2GA-HC5R-R34D-1P70-X3RF-GR6N"
 
     private static func answer(_ request: FakeRequest, _ client: FakeClient, _ state: borrowing Mutex<State>) {
         do {
