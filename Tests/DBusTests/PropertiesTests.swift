@@ -201,6 +201,30 @@ import Testing
         }
     }
 
+    /// `announce: false` changes the values peers read and emits nothing: the next
+    /// signal seen is the one for the change made after it.
+    @Test func silentChangesAreReadButNotAnnounced() async throws {
+        try await TestBus.run { t in
+            let server = try await t.connect()
+            let watcher = try await t.connect()
+            let object = try await server.export("/props", interfaces: [Self.interface])
+            let signals = try await watcher.signals(
+                matching: DBusMatchRule(
+                    sender: server.uniqueName, interface: "org.freedesktop.DBus.Properties", member: "PropertiesChanged",
+                    path: "/props"))
+            var received = signals.makeAsyncIterator()
+
+            try await object.setProperties(of: localInterface, ["Name": .string("quiet")], announce: false)
+            let read = try await watcher.call(
+                destination: server.uniqueName, path: "/props", interface: "org.freedesktop.DBus.Properties", member: "Get",
+                [.string(localInterface), .string("Name")])
+            #expect(read.body == [.variant(.string("quiet"))])
+            try await object.setProperty("Level", of: localInterface, to: .int32(5))
+            let next = try #require(try await received.next())
+            #expect(next.body == [.string(localInterface), .vardict(["Level": .int32(5)]), .strings([])])
+        }
+    }
+
     /// python3-dbus reads and writes our properties, and sees PropertiesChanged for its Set.
     @Test func pythonUsesOurProperties() async throws {
         try await TestBus.run { t in

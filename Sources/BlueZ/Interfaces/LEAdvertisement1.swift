@@ -123,6 +123,22 @@ public final class LEAdvertisement1: Sendable {
         try await object.setProperties(of: Self.interface, properties)
     }
 
+    /// Replaces the data without telling anyone: for an advertisement that
+    /// bluetoothd does not hold, which reads it afresh at `RegisterAdvertisement`.
+    ///
+    /// A `PropertiesChanged` on an object bluetoothd has just let go of can make
+    /// BlueZ 5.66 refresh the advertisement client it is freeing (seen on the VM
+    /// rig: bluetoothd aborted in `dbus_message_new_method_call` with the freed
+    /// client's path). Nothing emitted, nothing to race with.
+    /// - Throws: `DBusError.invalidArgs` when `data` adds or removes a property.
+    public func replace(with data: LEAdvertisementData) async throws {
+        let properties = data.properties
+        guard Set(properties.keys) == exportedNames else {
+            throw DBusError(.invalidArgs, "the advertisement's set of properties changed; export it again")
+        }
+        try await object.setProperties(of: Self.interface, properties, announce: false)
+    }
+
     /// Removes the object from the bus.
     public func unexport() async {
         await object.unexport()

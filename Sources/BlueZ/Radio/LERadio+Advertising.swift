@@ -31,7 +31,8 @@ extension LERadio {
         await unregisterAdvertisement(on: adapter)
         let data = advertisementData(wanted)
         if let advertisement {
-            try await advertisement.update(data)
+            // Unregistered by now: bluetoothd reads the new data when we register it.
+            try await advertisement.replace(with: data)
         } else {
             advertisement = try await LEAdvertisement1.export(
                 data, at: configuration.advertisementPath, on: connection

@@ -18,11 +18,12 @@ public final class DBusExportedObject: Sendable {
         try await setProperties(of: interface, [name: value])
     }
 
-    /// Changes several properties of one interface and emits a single `PropertiesChanged`.
-    public func setProperties(of interface: String, _ values: [String: DBusValue]) async throws {
+    /// Changes several properties of one interface and emits a single `PropertiesChanged`
+    /// (none with `announce: false`: peers see the new values when they next read them).
+    public func setProperties(of interface: String, _ values: [String: DBusValue], announce: Bool = true) async throws {
         let path = self.path
         try await connection.onLoop { core in
-            try core.objects.setProperties(path, interface: interface, values, core: core)
+            try core.objects.setProperties(path, interface: interface, values, announce: announce, core: core)
         }
     }
 

@@ -125,7 +125,8 @@ final class ObjectRegistry {
     // MARK: Properties set by the owner
 
     func setProperties(
-        _ path: DBusObjectPath, interface name: String, _ changes: [String: DBusValue], core: ConnectionCore
+        _ path: DBusObjectPath, interface name: String, _ changes: [String: DBusValue], announce: Bool = true,
+        core: ConnectionCore
     ) throws(DBusError) {
         guard let object = objects[path] else { throw DBusError(.unknownObject, "no object at \(path)") }
         guard let interface = object.interface(name) else {
@@ -154,6 +155,7 @@ final class ObjectRegistry {
             case .const, .false: break
             }
         }
+        guard announce else { return }
         emitPropertiesChanged(path, interface: name, changed: changed, invalidated: invalidated, core: core)
     }
 

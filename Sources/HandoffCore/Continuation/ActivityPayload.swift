@@ -6,7 +6,7 @@
 /// `requiredUserInfoKeys` key before any app sees it.
 public struct ActivityPayload: Sendable, Hashable {
     public static let version: UInt8 = 1
-    /// Limits, the same as the socket protocol's.
+    /// Limits; the socket protocol's `ProtocolLimits` equal them (HandoffDaemonTests.LimitsTests).
     public static let maximumTitleBytes = 256
     public static let maximumUserInfoBytes = 3072
     public static let maximumURLBytes = 2048
