@@ -251,6 +251,8 @@ install_all() {
         target=${completion_paths[$shell]}
         scratch=$(mktemp)
         if "$BIN_DIR/handoffctl" --generate-completion-script "$shell" > "$scratch" 2>/dev/null && [[ -s "$scratch" ]]; then
+            # Completions are sourced, not run: no #! line (bash-completion's rule).
+            sed -i '1{/^#!/d}' "$scratch"
             install -D -m 0644 "$scratch" "$target"
             step "$target"
         else
