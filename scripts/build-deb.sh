@@ -45,6 +45,7 @@ BIN_DIR="$BIN_DIR" MAN_DIR="$work/man" PREFIX=/usr DESTDIR="$stage" UNIT_DIR=/li
     || { cat "$work/install.log" >&2; exit 1; }
 if [[ -x "$BIN_DIR/handoff-example-viewer" ]]; then
     install -D -m 0755 "$BIN_DIR/handoff-example-viewer" "$stage/usr/bin/handoff-example-viewer"
+    install -D -m 0644 "$work/man/handoff-example-viewer.1" "$stage/usr/share/man/man1/handoff-example-viewer.1"
 fi
 # install.sh keeps the symbol table (for backtraces); Debian's policy strips it.
 for binary in "$stage"/usr/bin/*; do
@@ -63,7 +64,7 @@ install -m 0644 "$root/Config/handoffd.toml" "$doc/examples/handoffd.toml"
 install -m 0644 "$root/Examples/ViewingURL/README.md" "$doc/examples/handoff-example-viewer.md"
 # The changelog of a native package, in Debian's format, from CHANGELOG.md.
 python3 "$root/scripts/debian-changelog.py" "$root/CHANGELOG.md" "$DEB_MAINTAINER" > "$doc/changelog"
-find "$doc" -type f ! -name copyright -size +4k -exec gzip -9n {} +
+find "$doc" -type f ! -name copyright ! -path "$doc/examples/*" -size +4k -exec gzip -9n {} +
 gzip -9n "$doc/changelog"
 
 # MARK: Control files

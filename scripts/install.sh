@@ -266,6 +266,8 @@ install_all() {
     if [[ -n "${MAN_DIR:-}" ]]; then
         for page in "${man_pages[@]}"; do
             [[ -e "$MAN_DIR/$page" ]] || continue
+            # A program's page only with the program.
+            [[ $page == *.1 && " ${programs[*]} " != *" ${page%.1} "* ]] && continue
             install -D -m 0644 "$MAN_DIR/$page" "$man_dir/man${page##*.}/$page"
             step "$man_dir/man${page##*.}/$page"
         done
