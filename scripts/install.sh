@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
-# Installs handoffd and handoffctl with their systemd unit, sysusers entry,
-# configuration file and shell completions; with --uninstall, removes them.
+# Installs handoffd and handoffctl (and handoff-agent, when it was built) with
+# their systemd units, sysusers and tmpfiles entries, configuration file, shell
+# completions and manual pages; with --uninstall, removes them.
 # Run by "make install" (which builds the release binaries first) and
 # "make uninstall", which pass:
 #   BIN_DIR  where the release build put handoffd and handoffctl (install only)
+#   MAN_DIR  where scripts/manpages.sh wrote the manual pages (install only;
+#            empty: no manual pages)
 #   PREFIX   installation prefix (default /usr/local)
 #   DESTDIR  staging root for packaging (default: empty, the live system)
 #   BLUETOOTH_CONFIG  "no" to leave /etc/bluetooth/main.conf alone (default yes;
@@ -37,13 +40,20 @@ DESTDIR=${DESTDIR%/}
 case "$PREFIX" in
 /usr | /usr/local)
     unit_dir="$DESTDIR$PREFIX/lib/systemd/system"
+    user_unit_dir="$DESTDIR$PREFIX/lib/systemd/user"
     sysusers_dir="$DESTDIR$PREFIX/lib/sysusers.d"
+    tmpfiles_dir="$DESTDIR$PREFIX/lib/tmpfiles.d"
     ;;
 *)
     unit_dir="$DESTDIR/etc/systemd/system"
+    user_unit_dir="$DESTDIR/etc/systemd/user"
     sysusers_dir="$DESTDIR/etc/sysusers.d"
+    tmpfiles_dir="$DESTDIR/etc/tmpfiles.d"
     ;;
 esac
+# Debian's layout (make deb): system units in /lib/systemd/system, as bookworm's
+# packages have them.
+[[ -n "${UNIT_DIR:-}" ]] && unit_dir="$DESTDIR$UNIT_DIR"
 
 bin_dir="$DESTDIR$PREFIX/bin"
 config_dir="$DESTDIR/etc/handoffd"
@@ -51,6 +61,14 @@ config_file="$config_dir/handoffd.toml"
 bash_completion="$DESTDIR$PREFIX/share/bash-completion/completions/handoffctl"
 zsh_completion="$DESTDIR$PREFIX/share/zsh/site-functions/_handoffctl"
 fish_completion="$DESTDIR$PREFIX/share/fish/vendor_completions.d/handoffctl.fish"
+man_dir="$DESTDIR$PREFIX/share/man"
+# Every page scripts/manpages.sh may write; uninstall removes those present.
+man_pages=(handoffctl.1 handoff-agent.1 handoff-example-viewer.1 handoffd.8 handoffd.toml.5 handoff-protocol.7)
+# The user units (systemd/user/, e.g. handoff-agent's), each with the program it runs.
+user_units=()
+for unit in "$source_root"/systemd/user/*.service; do
+    [[ -e "$unit" ]] && user_units+=("$(basename "$unit")")
+done
 state_dir="$DESTDIR/var/lib/handoffd"
 bluetooth_main_conf="/etc/bluetooth/main.conf"
 
@@ -80,8 +98,16 @@ uninstall() {
 
     remove "$bin_dir/handoffd"
     remove "$bin_dir/handoffctl"
+    [[ -e "$bin_dir/handoff-agent" ]] && remove "$bin_dir/handoff-agent"
     remove "$unit_dir/handoffd.service"
+    for unit in "${user_units[@]}"; do remove "$user_unit_dir/$unit"; done
     remove "$sysusers_dir/handoffd.conf"
+    remove "$tmpfiles_dir/handoffd.conf"
+    for page in "${man_pages[@]}"; do
+        for file in "$man_dir/man${page##*.}/$page" "$man_dir/man${page##*.}/$page.gz"; do
+            [[ -e "$file" ]] && remove "$file"
+        done
+    done
     remove "$bash_completion"
     remove "$zsh_completion"
     remove "$fish_completion"
@@ -161,7 +187,9 @@ install_all() {
 
     # Binaries, without their DWARF debug information (a third of their size);
     # the symbols stay, so crash backtraces still name functions.
-    for binary in handoffd handoffctl; do
+    programs=(handoffd handoffctl)
+    [[ -x "$BIN_DIR/handoff-agent" ]] && programs+=(handoff-agent)
+    for binary in "${programs[@]}"; do
         install -D -m 0755 "$BIN_DIR/$binary" "$bin_dir/$binary"
         if command -v "${STRIP:-strip}" >/dev/null; then
             "${STRIP:-strip}" --strip-debug "$bin_dir/$binary"
@@ -178,9 +206,24 @@ install_all() {
     chmod 0644 "$unit_dir/handoffd.service"
     step "$unit_dir/handoffd.service (ExecStart=$PREFIX/bin/handoffd)"
 
-    # The system account.
+    # User units (handoff-agent's), when their program was installed too.
+    for unit in "${user_units[@]}"; do
+        program=$(sed -n 's|^ExecStart=/usr/local/bin/\([^ ]*\).*|\1|p' "$source_root/systemd/user/$unit")
+        if [[ -z "$program" || ! -x "$bin_dir/$program" ]]; then
+            step "skipped the user unit $unit: its program ${program:-?} was not built"
+            continue
+        fi
+        install -d -m 0755 "$user_unit_dir"
+        sed "s|^ExecStart=/usr/local/bin/|ExecStart=$PREFIX/bin/|" "$source_root/systemd/user/$unit" > "$user_unit_dir/$unit"
+        chmod 0644 "$user_unit_dir/$unit"
+        step "$user_unit_dir/$unit"
+    done
+
+    # The system account, and its state directory.
     install -D -m 0644 "$source_root/systemd/handoffd.sysusers.conf" "$sysusers_dir/handoffd.conf"
     step "$sysusers_dir/handoffd.conf"
+    install -D -m 0644 "$source_root/systemd/handoffd.tmpfiles.conf" "$tmpfiles_dir/handoffd.conf"
+    step "$tmpfiles_dir/handoffd.conf"
 
     # The configuration: kept when the administrator changed it.
     install -d -m 0755 "$config_dir"
@@ -208,6 +251,8 @@ install_all() {
         target=${completion_paths[$shell]}
         scratch=$(mktemp)
         if "$BIN_DIR/handoffctl" --generate-completion-script "$shell" > "$scratch" 2>/dev/null && [[ -s "$scratch" ]]; then
+            # Completions are sourced, not run: no #! line (bash-completion's rule).
+            sed -i '1{/^#!/d}' "$scratch"
             install -D -m 0644 "$scratch" "$target"
             step "$target"
         else
@@ -217,10 +262,25 @@ install_all() {
         rm -f "$scratch"
     done
 
+    # Manual pages, as scripts/manpages.sh wrote them.
+    if [[ -n "${MAN_DIR:-}" ]]; then
+        for page in "${man_pages[@]}"; do
+            [[ -e "$MAN_DIR/$page" ]] || continue
+            # A program's page only with the program.
+            [[ $page == *.1 && " ${programs[*]} " != *" ${page%.1} "* ]] && continue
+            install -D -m 0644 "$MAN_DIR/$page" "$man_dir/man${page##*.}/$page"
+            step "$man_dir/man${page##*.}/$page"
+        done
+    else
+        step "skipped the manual pages: MAN_DIR is not set (make install sets it)"
+    fi
+
     # Make the live system pick it all up.
     if $live; then
         systemd-sysusers "$sysusers_dir/handoffd.conf"
         step "systemd-sysusers: account 'handoff' present"
+        systemd-tmpfiles --create "$tmpfiles_dir/handoffd.conf"
+        step "systemd-tmpfiles: /var/lib/handoffd present"
         systemctl daemon-reload
         step "systemctl daemon-reload"
         if systemctl --quiet is-active handoffd.service; then

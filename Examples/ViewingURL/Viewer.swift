@@ -12,6 +12,7 @@ struct Viewer: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "handoff-example-viewer",
         abstract: "A HandoffKit example: publish the URL you view, continue it on your other laptop.",
+        version: "handoff-example-viewer \(HandoffVersion.current)",
         subcommands: [PublishURL.self, ContinueURL.self])
 
     /// The activity type this app publishes and continues (its NSUserActivityTypes).

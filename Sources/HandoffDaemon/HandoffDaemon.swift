@@ -13,7 +13,7 @@ import Logging
 /// Timers exist only while there is something to time (an advertisement to
 /// rotate, a nearby entry or an activity to expire); an idle daemon sleeps.
 public actor HandoffDaemon {
-    public static let version = "0.1.0"
+    public static let version = HandoffVersion.current
 
     let settings: DaemonSettings
     let logger: Logger

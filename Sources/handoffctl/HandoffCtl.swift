@@ -49,7 +49,7 @@ struct HandoffCtl: AsyncParsableCommand {
     )
 
     /// This program's version.
-    static let version = "0.1.0"
+    static let version = HandoffVersion.current
 
     /// Runs the command line, printing failures as `handoffctl: <message>`.
     static func main() async {

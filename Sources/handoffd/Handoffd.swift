@@ -26,7 +26,8 @@ struct Handoffd: AsyncParsableCommand {
             Examples:
               handoffd --check-config
               handoffd --config ./handoffd.toml --log-level debug
-            """)
+            """,
+        version: "handoffd \(HandoffDaemon.version)")
 
     @Option(name: .long, help: ArgumentHelp("Read settings from this file.", valueName: "path"))
     var config: String?

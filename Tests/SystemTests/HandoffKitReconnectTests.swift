@@ -24,7 +24,7 @@ import Testing
         }
 
         var statuses = client.statusUpdates().makeAsyncIterator()
-        #expect(await statuses.next() == .connected(daemon: "handoffd 0.1.0"))
+        #expect(await statuses.next() == .connected(daemon: "handoffd \(HandoffVersion.current)"))
         #expect(await laptops.a.terminate() == 0)
         #expect(try await laptops.sim.activeInstances("hci0") == 0, "the stopped daemon's advertisement is gone")
         guard case .reconnecting = await statuses.next() else {
@@ -106,7 +106,7 @@ import Testing
         #expect((lost ?? .max) < (appeared ?? .max))
         let status = try await restarted.client().call(.status, EmptyResult(), as: StatusResult.self)
         #expect(status.clientCount == 2, "the app's reconnected client and this one")
-        #expect(client.status == .connected(daemon: "handoffd 0.1.0"))
+        #expect(client.status == .connected(daemon: "handoffd \(HandoffVersion.current)"))
 
         listener.cancel()
         await client.close()
