@@ -219,9 +219,9 @@ import Testing
                 destination: server.uniqueName, path: "/props", interface: "org.freedesktop.DBus.Properties", member: "Get",
                 [.string(localInterface), .string("Name")])
             #expect(read.body == [.variant(.string("quiet"))])
-            try await object.setProperty("Level", of: localInterface, to: .int32(5))
+            try await object.setProperty("Level", of: localInterface, to: .int32(77))
             let next = try #require(try await received.next())
-            #expect(next.body == [.string(localInterface), .vardict(["Level": .int32(5)]), .strings([])])
+            #expect(next.body == [.string(localInterface), .vardict(["Level": .int32(77)]), .strings([])])
         }
     }
 
