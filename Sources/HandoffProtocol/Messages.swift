@@ -181,6 +181,10 @@ public struct StatusResult: Sendable, Codable, Hashable {
     public var epochSeconds: UInt32
     public var beaconsRecognized: UInt64
     public var beaconsRejected: UInt64
+    /// Copies of our accounts' beacons that were refused as proof that an activity
+    /// is still nearby (another sender address, an older beacon, or a stale one);
+    /// absent from daemons that predate it.
+    public var beaconCopiesRefused: UInt64?
     /// Whether activities published here can be continued elsewhere (LE privacy);
     /// absent from daemons that predate it.
     public var continuation: ContinuationAvailability?
@@ -189,7 +193,7 @@ public struct StatusResult: Sendable, Codable, Hashable {
         daemon: String, adapter: String?, adapterAddress: String?, radio: String, scanning: Bool, advertising: Bool,
         lastError: String?, accounts: [String], nearbyCount: Int, clientCount: Int, localActivityCount: Int,
         currentActivityType: String?, epochSeconds: UInt32, beaconsRecognized: UInt64, beaconsRejected: UInt64,
-        continuation: ContinuationAvailability? = nil
+        beaconCopiesRefused: UInt64? = nil, continuation: ContinuationAvailability? = nil
     ) {
         self.daemon = daemon
         self.adapter = adapter
@@ -206,6 +210,7 @@ public struct StatusResult: Sendable, Codable, Hashable {
         self.epochSeconds = epochSeconds
         self.beaconsRecognized = beaconsRecognized
         self.beaconsRejected = beaconsRejected
+        self.beaconCopiesRefused = beaconCopiesRefused
         self.continuation = continuation
     }
 }

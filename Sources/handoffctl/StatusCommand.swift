@@ -52,6 +52,8 @@ struct StatusCommand: AsyncParsableCommand {
         if status.adapter != nil, let address = status.adapterAddress { adapter += " (\(address))" }
         var published = "\(status.localActivityCount)"
         if let current = status.currentActivityType { published += " (current: \(current))" }
+        var beacons = "\(status.beaconsRecognized) recognized, \(status.beaconsRejected) rejected"
+        if let copies = status.beaconCopiesRefused { beacons += ", \(copies) copies refused" }
         let lines: [(String, String)] = [
             ("daemon", status.daemon),
             ("adapter", adapter),
@@ -64,7 +66,7 @@ struct StatusCommand: AsyncParsableCommand {
             ("clients", "\(status.clientCount)"),
             ("published", published),
             ("rotation", "every \(status.epochSeconds) s"),
-            ("beacons", "\(status.beaconsRecognized) recognized, \(status.beaconsRejected) rejected"),
+            ("beacons", beacons),
             ("last error", status.lastError.map { Terminal.singleLine($0, limit: 200) } ?? "none"),
         ]
         let width = (lines.map(\.0.count).max() ?? 0) + 1

@@ -1,6 +1,7 @@
 import BlueZ
 import Foundation
 import HandoffCore
+import DBus
 import DBusTestSupport
 import Testing
 
@@ -115,5 +116,78 @@ import Testing
         #expect(lost.isEmpty == false)
         try await eventually { try await types()?.isEmpty == true }
         await pair.b.stop()
+    }
+
+    /// Issue 19: A stops; a stranger goes on sending A's newest beacon, every 50 ms,
+    /// from its own address (`sameAddress` false) or from A's (true, a spoofed
+    /// address). B drops A within the expiry plus one renewal interval of A stopping,
+    /// never points the activity at the stranger, and counts the copies apart from
+    /// recognised and rejected beacons.
+    @Test(arguments: [false, true])
+    func aCopiedBeaconDoesNotKeepADepartedDevicesActivityListed(sameAddress: Bool) async throws {
+        var settings = DaemonRig.settings
+        settings.expiry = .seconds(3)  // A renews every second
+        let renewal = Advertiser.renewalInterval(expiry: settings.expiry)
+        let pair = try await Pair(bHandles: ["org.example.reading"], settings: settings)
+        try await pair.bClient.call("subscribe")
+        try await pair.aClient.call("publish", ["type": "org.example.reading"])
+        let appeared = try #require(try await pair.bClient.event("appeared")["activity"] as? [String: Any])
+        let id = try #require(appeared["id"] as? String)
+        try await Task.sleep(for: renewal * 2)  // A renews; B hears each new beacon
+        let status = try await pair.bClient.call("status")
+        let recognized = try #require(status["beaconsRecognized"] as? Int)
+        #expect(recognized >= 2)
+        #expect(status["beaconCopiesRefused"] as? Int == 0)
+        await pair.a.stop()
+        let stopped = ContinuousClock.now
+        let newest = try #require(await pair.a.radio.history.last { $0 != nil }??.payload)
+        let sender: DBusObjectPath = sameAddress ? pair.a.radio.device : "/org/bluez/hci0/dev_stranger"
+        let stranger = Task {
+            while !Task.isCancelled {
+                pair.b.radio.hear(newest, from: sender)
+                try? await Task.sleep(for: .milliseconds(50))
+            }
+        }
+        defer { stranger.cancel() }
+        let before = try await pair.bClient.call("list")["activities"] as? [[String: Any]]
+        #expect(before?.map { $0["id"] as? String } == [id], "A is listed until its expiry")
+        _ = try await pair.bClient.event("lost", within: settings.expiry + renewal + .seconds(2)) {
+            ($0["activity"] as? [String: Any])?["id"] as? String == id
+        }
+        let listedFor = ContinuousClock.now - stopped
+        stranger.cancel()
+        print("a copy from \(sameAddress ? "A's address" : "another address"): A dropped \(listedFor) after it stopped")
+        #expect(listedFor <= settings.expiry + renewal + .milliseconds(300), "listed \(listedFor) after A stopped")
+        let after = try await pair.bClient.call("status")
+        #expect(after["beaconsRecognized"] as? Int == recognized, "a copy is not a recognised beacon")
+        #expect(after["beaconsRejected"] as? Int == status["beaconsRejected"] as? Int, "nor a stranger's")
+        #expect((after["beaconCopiesRefused"] as? Int ?? 0) > 10, "copies counted: \(String(describing: after["beaconCopiesRefused"]))")
+        await pair.b.stop()
+    }
+
+    /// Issue 19: A's beacon copied from another address at once, well within one renewal
+    /// interval (10 s here) of B first hearing it: only the address tells it is a copy. It
+    /// neither refreshes A's entry nor points it (and a continue attempt) at the stranger.
+    @Test func aCopyFromAnotherAddressNeitherRefreshesNorRedirectsTheEntry() async throws {
+        let pair = try await Pair(bHandles: ["org.example.reading"])
+        try await pair.bClient.call("subscribe")
+        try await pair.aClient.call("publish", ["type": "org.example.reading"])
+        let appeared = try #require(try await pair.bClient.event("appeared")["activity"] as? [String: Any])
+        let id = try #require(appeared["id"] as? String)
+        let original = try #require(await pair.b.daemon.nearby.entry(id))
+        #expect(original.device == pair.a.radio.device.rawValue)
+        let payload = try #require(await pair.a.radio.onAir?.payload)
+        try await Task.sleep(for: .milliseconds(20))
+        pair.b.radio.hear(payload, from: "/org/bluez/hci0/dev_stranger")
+        try await eventually { try await pair.bClient.call("status")["beaconCopiesRefused"] as? Int == 1 }
+        let after = try #require(await pair.b.daemon.nearby.entry(id))
+        #expect(after.device == pair.a.radio.device.rawValue, "the entry now points at the stranger")
+        #expect(after.expires == original.expires, "a copy refreshed the entry")
+        #expect(after.lastSeen == original.lastSeen)
+        // A's own repeat does refresh it.
+        pair.b.radio.hear(payload, from: pair.a.radio.device)
+        try await eventually { await pair.b.daemon.nearby.entry(id).map { $0.expires > original.expires } ?? false }
+        #expect(try await pair.bClient.call("status")["beaconCopiesRefused"] as? Int == 1)
+        await pair.stop()
     }
 }

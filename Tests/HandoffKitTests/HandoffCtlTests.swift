@@ -68,7 +68,7 @@ struct HandoffCtlTests {
         #expect(outcome.stdout.contains("adapter:      hci0 (00:1A:7D:DA:71:13)\n"))
         #expect(outcome.stdout.contains("continuation: available (LE privacy on, hci0)\n"))
         #expect(outcome.stdout.contains("last error:   none\n"))
-        #expect(outcome.stdout.contains("beacons:      12 recognized, 3 rejected\n"))
+        #expect(outcome.stdout.contains("beacons:      12 recognized, 3 rejected, 4 copies refused\n"))
     }
 
     @Test func aMissingDaemonIsReportedOnStandardError() async throws {

@@ -62,7 +62,7 @@ final class ScriptedDaemon: Sendable {
         daemon: "handoffd 0.1.0", adapter: "hci0", adapterAddress: "00:1A:7D:DA:71:13", radio: "scanning", scanning: true,
         advertising: false, lastError: nil, accounts: ["alice"], nearbyCount: 1, clientCount: 2, localActivityCount: 0,
         currentActivityType: nil, epochSeconds: 600, beaconsRecognized: 12, beaconsRejected: 3,
-        continuation: ContinuationAvailability(
+        beaconCopiesRefused: 4, continuation: ContinuationAvailability(
             state: "available", addressPrivacy: "on", adapter: "hci0", reason: "LE privacy on, hci0"))
 
     static let sampleCode = "2000-G40R-40M3-0E20-9185-GR38-E1W8-124G-K2GA-HC5R-R34D-1P70-X3RF-GR6N"

@@ -37,9 +37,9 @@ set -u
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 BIN=""; EPOCH=15; EXPIRY=20; SCENARIOS=(); QUIET=0; RUNS=1; PRIVACY=0; EXT_ADV=0
-ALL_SCENARIOS=(discovery rotation update-invalidate wrong-account bluetoothd-restart power-cycle continue clean-shutdown)
+ALL_SCENARIOS=(discovery rotation update-invalidate wrong-account bluetoothd-restart power-cycle continue replay clean-shutdown)
 # ORDER is the order every run keeps (clean-shutdown stops A, so it is last).
-ORDER=(discovery rotation update-invalidate wrong-account bluetoothd-restart power-cycle continue legacy-privacy clean-shutdown)
+ORDER=(discovery rotation update-invalidate wrong-account bluetoothd-restart power-cycle continue replay legacy-privacy clean-shutdown)
 while [ $# -gt 0 ]; do
     case "$1" in
         --bin) BIN=$2; shift 2 ;;
@@ -304,7 +304,7 @@ a_logged_at() { # LINE TEXT
 TYPES=()
 for i in 1 2 3 4 5; do TYPES+=("$PREFIX.discovery$i"); done
 TYPES+=("$PREFIX.rotation" "$PREFIX.update" "$PREFIX.exit" "$PREFIX.wrong" "$PREFIX.restart")
-TYPES+=("$PREFIX.continue.100" "$PREFIX.continue.3000")
+TYPES+=("$PREFIX.continue.100" "$PREFIX.continue.3000" "$PREFIX.replay")
 
 # handoffctl list --json on B. b_list keeps the output in B_LIST; the others read it.
 b_list() { B_LIST=$(ctl b list --json 2>/dev/null) && [ -n "$B_LIST" ]; }
@@ -749,7 +749,67 @@ scenario_continue() {
     pass "D's title, URL and userInfo restored exactly on B, and D's publisher told; ${stranger:+$stranger; }D seen at ${addrs[*]} (resolvable private; hci2's public address is $HCI2_PUBLIC); $(IFS=';'; echo "${figures[*]}")"
 }
 
-# 9. legacy-privacy (only when named; needs --privacy on legacy controllers): with LE privacy on,
+# 9. replay (issue 19): a stranger without the account key (stranger-replay.py, a plain
+# bluetoothd client on hci3, where no handoffd runs) records A's beacons off the air; A stops;
+# the stranger advertises A's newest recorded beacon from hci3. B hears the copies (hci1's
+# bluetoothd reports them, from hci3's address) but drops A within the expiry plus one renewal
+# interval of A stopping, counts the copies in its status, and a continue attempt in that
+# window fails quickly with out-of-range. The stranger is still on the air when B drops A.
+scenario_replay() {
+    local type=$PREFIX.replay base t0 t_stop t_go t_rep rpid out=$LOGDIR/stranger-replay.log go=$W/replay.go
+    local id copies0 copies1 rejected0 rejected1 renewal bound rc t_c0 t_c1 data from copies_heard listed after
+    base=$(active_instances hci0)
+    renewal=$(awk -v e="$EXPIRY" 'BEGIN { r = e / 3; if (r < 1) r = 1; printf "%.3f", r }')
+    bound=$(awk -v e="$EXPIRY" -v r="$renewal" 'BEGIN { printf "%.3f", e + r }')
+    rm -f "$go"
+    $PY -u "$HERE/stranger-replay.py" /org/bluez/hci3 $COMPANY "$go" > "$out" 2> "$LOGDIR/stranger-replay.err" &
+    rpid=$!; PIDS+=($rpid)
+    wait_until 60 grep -q '"recording"' "$out" || { fail "stranger-replay.py did not start: $(tail -2 "$LOGDIR/stranger-replay.err")"; return 1; }
+    copies0=$(status_field b beaconCopiesRefused); rejected0=$(status_field b beaconsRejected)
+    [[ $copies0 =~ ^[0-9]+$ ]] || { fail "B's status --json has no beaconCopiesRefused: $copies0"; return 1; }
+    t0=$EPOCHREALTIME
+    start_publisher replay "$type"
+    wait_until 45 b_heard_since "$type" "$t0" && wait_until 30 b_lists "$type" || { fail "B did not list $type"; stop_publisher replay; return 1; }
+    id=$(b_entry "$type" | jq -r .id)
+    # At least one renewal, so the stranger has recorded more than one of A's beacons.
+    nap "$renewal"; nap 2
+    wait_until 30 grep -q '"payload"' "$out" || { fail "the stranger on hci3 heard none of A's beacons"; stop_publisher replay; return 1; }
+    t_stop=$EPOCHREALTIME
+    stop_publisher replay
+    wait_until 30 ai_is hci0 "$base" || { fail "ActiveInstances stayed $(active_instances hci0) after A stopped"; return 1; }
+    t_go=$EPOCHREALTIME
+    touch "$go"
+    wait_until 30 grep -q '"replaying"' "$out" || { fail "the stranger did not replay: $(tail -2 "$out")"; return 1; }
+    data=$(jq -r 'select(.event == "replaying") | .data' "$out"); from=$(jq -r 'select(.event == "replaying") | .heardFrom' "$out")
+    t_rep=$(jq -r 'select(.event == "replaying") | .t' "$out")
+    b_lists "$type" || { fail "B dropped $type before the stranger replayed ($(secs "$t_stop" "$t_rep") s after A stopped): nothing tested"; return 1; }
+    # A continue attempt while B still lists A: it goes to A's last address, which is gone.
+    t_c0=$EPOCHREALTIME
+    ctl b continue "$id" --json --timeout 5 > "$LOGDIR/continue-replay.json" 2> "$LOGDIR/continue-replay.err"; rc=$?
+    t_c1=$EPOCHREALTIME
+    [ $rc = 3 ] && grep -q "out-of-range" "$LOGDIR/continue-replay.err" ||
+        { fail "continue during the replay exited $rc, expected 3 (out-of-range): $(tr '\n' ' ' < "$LOGDIR/continue-replay.err")"; return 1; }
+    lost_seen() { b_event "$type" lost "$t_stop"; }
+    wait_until $((EXPIRY + 20)) lost_seen || { fail "B still lists $type $((EXPIRY + 20)) s after A stopped, with the stranger replaying $data"; return 1; }
+    after=$(secs "$t_stop" "$EV_AT")
+    le "$after" "$bound" || { fail "B dropped $type $after s after A stopped; the bound is the expiry plus one renewal, $bound s"; return 1; }
+    # The copies really reached B: hci1's bluetoothd reported the replayed payload from
+    # another address than A's, after the stranger registered it.
+    copies_heard=$(jq -r --arg d "$data" --arg a "$from" --argjson t "$t_rep" \
+        'select(.data == $d and .t >= $t and .address != $a) | .address' "$MON" | sort -u | tr '\n' ' ')
+    [ -n "$copies_heard" ] || { fail "hci1's bluetoothd never reported the stranger's copy of $data: nothing tested"; return 1; }
+    ai_is hci3 1 || { fail "the stranger's advertisement is no longer registered on hci3 ($(active_instances hci3))"; return 1; }
+    copies1=$(status_field b beaconCopiesRefused); rejected1=$(status_field b beaconsRejected)
+    (( copies1 > copies0 )) || { fail "B's status counted no copies ($copies0 before, $copies1 after)"; return 1; }
+    # Still replaying, A stays dropped.
+    nap 3
+    b_lists_not "$type" || { fail "B lists $type again while the stranger replays"; return 1; }
+    kill -TERM $rpid; wait $rpid 2>/dev/null
+    listed=$(secs "$(unix "$EV_SEEN")" "$EV_AT")
+    pass "A stopped; the stranger on hci3 replayed A's beacon (first heard from $from) from ${copies_heard% }; B dropped A $after s after it stopped (bound $bound s: expiry $EXPIRY s + renewal $renewal s; $listed s after B last heard A itself); copies refused: $((copies1 - copies0)), beaconsRejected $rejected0 -> $rejected1; continue in the window: out-of-range in $(secs "$t_c0" "$t_c1") s (timeout 5 s)"
+}
+
+# 10. legacy-privacy (only when named; needs --privacy on legacy controllers): with LE privacy on,
 # a legacy-only controller keeps one private address across epochs, so A (address_privacy
 # "strict", the default) publishes but stays off the air: its status says why, hci0 has no
 # advertisement registered and B hears nothing, while A still scans.

@@ -17,11 +17,17 @@ struct NearbyActivities: Sendable {
     /// Beacons of our accounts accepted, and advertisements refused (strangers', malformed).
     private(set) var recognized: UInt64 = 0
     private(set) var rejected: UInt64 = 0
+    /// Beacons of our accounts that did not keep a listed activity nearby: copies
+    /// (from a second address, older than the newest, or stale; `NearbyRegistry.Copy`).
+    private(set) var copies: UInt64 = 0
     /// Wakes the daemon at the next expiry.
     var timer = OneShotTimer()
 
     init(configuration: BeaconConfiguration, accounts: [AccountKey], capacity: Int, expiry: Duration) {
-        registry = NearbyRegistry(capacity: capacity, expiry: expiry)
+        // Our devices share the expiry, so the origin renews its beacon every
+        // renewal interval; a beacon first heard longer ago than that is stale.
+        registry = NearbyRegistry(
+            capacity: capacity, expiry: expiry, freshness: Advertiser.renewalInterval(expiry: expiry))
         recognizer = BeaconRecognizer(configuration: configuration, accounts: accounts)
     }
 
@@ -36,23 +42,32 @@ struct NearbyActivities: Sendable {
         let beacon: RecognizedBeacon
         do {
             beacon = try recognizer.recognize(report.data, now: now)
-        } catch .replayed(let origin, _) {
-            // bluetoothd reports an unchanged advertisement again: still nearby.
-            registry.heardAgain(origin, rssi: report.rssi, device: report.device.rawValue, wallClock: wallClock, now: instant)
+        } catch .replayed(let origin, let sequence) {
+            // bluetoothd reports an unchanged advertisement again: still nearby,
+            // unless it is a copy (the registry decides).
+            let change = registry.heardAgain(
+                origin, sequence: sequence, rssi: report.rssi, device: report.device.rawValue,
+                address: report.address, wallClock: wallClock, now: instant)
+            if case .copy = change { copies += 1 }
             return []
         } catch {
             rejected += 1
             return []
         }
         if isOwn(beacon) { return [] }
-        recognized += 1
         let (change, evicted) = registry.record(
-            beacon, rssi: report.rssi, device: report.device.rawValue, wallClock: wallClock, now: instant)
+            beacon, rssi: report.rssi, device: report.device.rawValue, address: report.address,
+            wallClock: wallClock, now: instant)
+        if case .copy = change {
+            copies += 1
+        } else {
+            recognized += 1
+        }
         var events: [Event] = evicted.map { [(.lost, $0)] } ?? []
         switch change {
         case .appeared(let entry): events.append((.appeared, entry))
         case .updated(let entry): events.append((.updated, entry))
-        case .refreshed: break
+        case .refreshed, .copy: break
         }
         return events
     }

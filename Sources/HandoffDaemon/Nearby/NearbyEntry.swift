@@ -23,6 +23,12 @@ public struct NearbyEntry: Sendable, Equatable {
     public var device: String?
     /// The newest beacon accepted from this origin: what a continuation request names.
     public var beacon: RecognizedBeacon
+    /// The sender address `beacon` was first heard from: its repeats keep the entry
+    /// nearby only from there (a copy from a second address does not).
+    public var beaconAddress: String
+    /// When `beacon` was first heard, on the monotonic clock: its repeats keep the
+    /// entry nearby only while it is fresh (`NearbyRegistry.freshness`).
+    public var beaconHeard: ContinuousClock.Instant
 
     /// The newest sequence number accepted from this origin.
     public var sequence: UInt16 { beacon.sequence }

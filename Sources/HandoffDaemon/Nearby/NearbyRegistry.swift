@@ -9,6 +9,12 @@ import HandoffCore
 /// before is taken as that entry's continuation: it keeps its id and
 /// `firstSeen`, so `list` and `watch` do not churn at every rotation.
 ///
+/// Only the origin's newest beacon, heard from the address it was first heard
+/// from and while it is fresh, keeps an entry nearby (docs/beacon-format.md,
+/// section 6): a beacon copied off the air and sent again, from another address
+/// or long after, is a `copy` and changes nothing. The state for that is two
+/// fields per entry, so it is bounded by the capacity and checked in O(1).
+///
 /// Pure bookkeeping: time comes in as parameters, nothing is scheduled here.
 public struct NearbyRegistry: Sendable {
     /// What an update did.
@@ -16,10 +22,27 @@ public struct NearbyRegistry: Sendable {
         case appeared(NearbyEntry)
         case updated(NearbyEntry)
         case refreshed(NearbyEntry)
+        /// A copy of one of the entry's beacons: the entry is left as it was.
+        case copy(NearbyEntry, Copy)
+    }
+
+    /// Why a beacon of a listed origin did not keep its entry nearby.
+    public enum Copy: Sendable, Equatable {
+        /// The entry's newest beacon, from another address than the one it was first heard from.
+        case otherAddress
+        /// A beacon older than the entry's newest (in 16-bit serial order).
+        case older
+        /// The entry's newest beacon, first heard longer than `freshness` ago.
+        case stale
     }
 
     public let capacity: Int
     public let expiry: Duration
+    /// How long after it was first heard a beacon's repeats keep its entry nearby:
+    /// one renewal interval of the origin (`Advertiser.renewalInterval`), by when
+    /// the origin has sent a new beacon. So a copy, even from the origin's own
+    /// address, keeps an entry at most `expiry + freshness` after the origin stopped.
+    public let freshness: Duration
     /// Weight of a new RSSI sample in the running average.
     public let rssiSmoothing: Double
 
@@ -28,9 +51,15 @@ public struct NearbyRegistry: Sendable {
     private var nextSerial: UInt64 = 0
     private let idSalt: UInt64
 
-    public init(capacity: Int, expiry: Duration, rssiSmoothing: Double = 0.3, idSalt: UInt64 = .random(in: .min ... .max)) {
+    /// - Parameter freshness: nil means one renewal interval as the advertiser
+    ///   derives it from `expiry` (a third of it, at least a second).
+    public init(
+        capacity: Int, expiry: Duration, freshness: Duration? = nil, rssiSmoothing: Double = 0.3,
+        idSalt: UInt64 = .random(in: .min ... .max)
+    ) {
         self.capacity = max(1, capacity)
         self.expiry = expiry
+        self.freshness = freshness ?? max(.seconds(1), expiry / 3)
         self.rssiSmoothing = rssiSmoothing
         self.idSalt = idSalt
     }
@@ -43,18 +72,31 @@ public struct NearbyRegistry: Sendable {
     /// The earliest expiry, for scheduling the next `expire` call.
     public var nextExpiry: ContinuousClock.Instant? { entries.values.map(\.expires).min() }
 
-    /// Records an accepted beacon.
+    /// Records an accepted beacon, heard from `address`.
     /// - Returns: what changed, plus any entry evicted to respect the cap.
     public mutating func record(
-        _ beacon: RecognizedBeacon, rssi: Int16?, device: String?, wallClock: Date, now: ContinuousClock.Instant
+        _ beacon: RecognizedBeacon, rssi: Int16?, device: String?, address: String, wallClock: Date,
+        now: ContinuousClock.Instant
     ) -> (change: Change, evicted: NearbyEntry?) {
         let sample = Self.usableRSSI(rssi)
         if let id = byOrigin[beacon.origin], var entry = entries[id] {
+            // The recognizer forgot it (a new account list rebuilds it): a repeat.
+            if beacon.sequence == entry.sequence {
+                let change = heardAgain(
+                    beacon.origin, sequence: beacon.sequence, rssi: rssi, device: device, address: address,
+                    wallClock: wallClock, now: now)
+                return (change ?? .refreshed(entry), nil)
+            }
+            // Accepted once by the recognizer (never heard here), but older than the
+            // newest we have: only a recording of the origin's beacons can send it now.
+            guard Self.isAhead(beacon.sequence, of: entry.sequence) else { return (.copy(entry, .older), nil) }
             let changed = entry.activityType != beacon.activityType || entry.flags != beacon.flags
             entry.activityType = beacon.activityType
             entry.typeHash = beacon.typeHash
             entry.flags = beacon.flags
             entry.beacon = beacon
+            entry.beaconAddress = address
+            entry.beaconHeard = now
             touch(&entry, rssi: sample, device: device, wallClock: wallClock, now: now)
             entries[id] = entry
             return (changed ? .updated(entry) : .refreshed(entry), nil)
@@ -64,6 +106,8 @@ public struct NearbyRegistry: Sendable {
             byOrigin[entry.origin] = nil
             entry.origin = beacon.origin
             entry.beacon = beacon
+            entry.beaconAddress = address
+            entry.beaconHeard = now
             touch(&entry, rssi: sample, device: device, wallClock: wallClock, now: now)
             entries[entry.id] = entry
             byOrigin[beacon.origin] = entry.id
@@ -82,22 +126,34 @@ public struct NearbyRegistry: Sendable {
             id: id, account: beacon.account, accountName: beacon.accountName,
             origin: beacon.origin, activityType: beacon.activityType, typeHash: beacon.typeHash, flags: beacon.flags,
             rssi: sample,
-            firstSeen: wallClock, lastSeen: wallClock, expires: now + expiry, device: device, beacon: beacon)
+            firstSeen: wallClock, lastSeen: wallClock, expires: now + expiry, device: device, beacon: beacon,
+            beaconAddress: address, beaconHeard: now)
         entries[entry.id] = entry
         byOrigin[beacon.origin] = entry.id
         return (.appeared(entry), evicted)
     }
 
-    /// Notes that an already accepted beacon was heard again (bluetoothd reports
-    /// an unchanged advertisement again): the entry stays alive.
+    /// Notes that an already accepted beacon was heard again from `address`.
+    ///
+    /// bluetoothd reports an unchanged advertisement again and again: the entry
+    /// stays alive (`refreshed`) when it is the origin's newest beacon, heard from
+    /// the address it was first heard from, within `freshness` of first hearing it.
+    /// Anything else is a `copy` and changes nothing: with address privacy every new
+    /// beacon goes out from a fresh address, and the origin renews its beacon every
+    /// renewal interval, so its own repeats always pass.
+    /// - Returns: nil when no entry has this origin.
     @discardableResult
     public mutating func heardAgain(
-        _ origin: BeaconOrigin, rssi: Int16?, device: String?, wallClock: Date, now: ContinuousClock.Instant
-    ) -> NearbyEntry? {
+        _ origin: BeaconOrigin, sequence: UInt16, rssi: Int16?, device: String?, address: String, wallClock: Date,
+        now: ContinuousClock.Instant
+    ) -> Change? {
         guard let id = byOrigin[origin], var entry = entries[id] else { return nil }
+        guard sequence == entry.sequence else { return .copy(entry, .older) }
+        guard address == entry.beaconAddress else { return .copy(entry, .otherAddress) }
+        guard now - entry.beaconHeard <= freshness else { return .copy(entry, .stale) }
         touch(&entry, rssi: Self.usableRSSI(rssi), device: device, wallClock: wallClock, now: now)
         entries[id] = entry
-        return entry
+        return .refreshed(entry)
     }
 
     /// Replaces an entry's resolved type (after apps declared new types).
@@ -149,6 +205,13 @@ public struct NearbyRegistry: Sendable {
         return candidates.max { $0.lastSeen < $1.lastSeen }?.id
     }
 
+    /// Whether `sequence` is ahead of `newest` in 16-bit serial arithmetic, as the
+    /// recognizer's replay window counts (1 ≤ d ≤ 2¹⁵ − 1).
+    static func isAhead(_ sequence: UInt16, of newest: UInt16) -> Bool {
+        let distance = sequence &- newest
+        return distance != 0 && distance < 0x8000
+    }
+
     /// btvirt and some controllers report 127, meaning "not available".
     static func usableRSSI(_ rssi: Int16?) -> Double? {
         guard let rssi, rssi != 127, rssi < 20 else { return nil }
@@ -162,5 +225,14 @@ public struct NearbyRegistry: Sendable {
         hasher.combine(serial)
         let mixed = UInt32(truncatingIfNeeded: UInt64(bitPattern: Int64(hasher.finalize())))
         return String(format: "%08x", mixed)
+    }
+}
+
+extension NearbyRegistry.Change {
+    /// The entry, as it is after the change.
+    public var entry: NearbyEntry {
+        switch self {
+        case .appeared(let entry), .updated(let entry), .refreshed(let entry), .copy(let entry, _): entry
+        }
     }
 }

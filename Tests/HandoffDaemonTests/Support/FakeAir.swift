@@ -1,4 +1,5 @@
 import BlueZ
+import Foundation
 import DBus
 import Synchronization
 
@@ -56,12 +57,22 @@ actor FakeRadio: Radio {
     func run() async {}
     func shutDown() async { feed.finish() }
 
-    /// A report of `payload` (Manufacturer Specific Data of 0xFFFF) from `sender`.
-    nonisolated func hear(_ payload: [UInt8], from sender: DBusObjectPath) {
+    /// A report of `payload` (Manufacturer Specific Data of 0xFFFF) from `sender`,
+    /// whose address is `address` (by default one per sender path, as bluetoothd
+    /// names a Device1 after its address).
+    nonisolated func hear(_ payload: [UInt8], from sender: DBusObjectPath, address: String? = nil) {
         feed.yield(
             .report(
                 AdvertisementReport(
-                    adapter: "/org/bluez/hci0", device: sender, address: "C0:00:00:00:00:01", addressType: "random",
+                    adapter: "/org/bluez/hci0", device: sender, address: address ?? Self.address(of: sender),
+                    addressType: "random",
                     rssi: -60, companyID: 0xFFFF, data: payload, receivedAt: .now)))
+    }
+
+    /// A made-up address for a Device1 path: the same path, the same address.
+    nonisolated static func address(of sender: DBusObjectPath) -> String {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in sender.rawValue.utf8 { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
+        return (0..<6).map { String(format: "%02X", UInt8(truncatingIfNeeded: hash >> ($0 * 8))) }.joined(separator: ":")
     }
 }
