@@ -175,7 +175,8 @@ let package = Package(
         ),
         .testTarget(
             name: "HandoffAgentTests",
-            dependencies: ["HandoffAgent", "HandoffKit", "HandoffProtocol", "DBus", "DBusTestSupport"]
+            dependencies: ["HandoffAgent", "HandoffKit", "HandoffProtocol", "DBus", "DBusTestSupport"],
+            resources: [.copy("Peers")]
         ),
         .testTarget(name: "HandoffStoreTests", dependencies: ["HandoffStore", "HandoffCore"]),
     ],
