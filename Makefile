@@ -102,6 +102,7 @@ INSTALL_BUILD_FLAGS ?= -c release --static-swift-stdlib -Xswiftc -cross-module-o
 install: deps
 	$(SWIFT) build $(INSTALL_BUILD_FLAGS) --product handoffd $(SWIFT_FLAGS)
 	$(SWIFT) build $(INSTALL_BUILD_FLAGS) --product handoffctl $(SWIFT_FLAGS)
+	$(SWIFT) build $(INSTALL_BUILD_FLAGS) --product handoff-agent $(SWIFT_FLAGS)
 	BIN_DIR="$$($(SWIFT) build $(INSTALL_BUILD_FLAGS) --show-bin-path $(SWIFT_FLAGS))" \
 	PREFIX="$(PREFIX)" DESTDIR="$(DESTDIR)" BLUETOOTH_CONFIG="$(BLUETOOTH_CONFIG)" scripts/install.sh
 

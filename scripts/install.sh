@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs handoffd and handoffctl with their systemd unit, sysusers entry,
-# configuration file and shell completions; with --uninstall, removes them.
+# configuration file and shell completions, and handoff-agent with its systemd
+# user unit and XDG autostart entry; with --uninstall, removes them.
 # Run by "make install" (which builds the release binaries first) and
 # "make uninstall", which pass:
 #   BIN_DIR  where the release build put handoffd and handoffctl (install only)
@@ -37,15 +38,18 @@ DESTDIR=${DESTDIR%/}
 case "$PREFIX" in
 /usr | /usr/local)
     unit_dir="$DESTDIR$PREFIX/lib/systemd/system"
+    user_unit_dir="$DESTDIR$PREFIX/lib/systemd/user"
     sysusers_dir="$DESTDIR$PREFIX/lib/sysusers.d"
     ;;
 *)
     unit_dir="$DESTDIR/etc/systemd/system"
+    user_unit_dir="$DESTDIR/etc/systemd/user"
     sysusers_dir="$DESTDIR/etc/sysusers.d"
     ;;
 esac
 
 bin_dir="$DESTDIR$PREFIX/bin"
+autostart_file="$DESTDIR/etc/xdg/autostart/handoff-agent.desktop"
 config_dir="$DESTDIR/etc/handoffd"
 config_file="$config_dir/handoffd.toml"
 bash_completion="$DESTDIR$PREFIX/share/bash-completion/completions/handoffctl"
@@ -73,6 +77,10 @@ uninstall() {
         fi
     }
 
+    if $live && [[ -e "$user_unit_dir/handoff-agent.service" ]]; then
+        systemctl --global disable handoff-agent.service 2>/dev/null || true
+        step "disabled handoff-agent.service for every user (running agents stop at logout)"
+    fi
     if $live && systemctl cat handoffd.service >/dev/null 2>&1; then
         systemctl disable --now handoffd.service 2>/dev/null || true
         step "stopped and disabled handoffd.service"
@@ -80,7 +88,10 @@ uninstall() {
 
     remove "$bin_dir/handoffd"
     remove "$bin_dir/handoffctl"
+    remove "$bin_dir/handoff-agent"
     remove "$unit_dir/handoffd.service"
+    remove "$user_unit_dir/handoff-agent.service"
+    remove "$autostart_file"
     remove "$sysusers_dir/handoffd.conf"
     remove "$bash_completion"
     remove "$zsh_completion"
@@ -152,7 +163,7 @@ configure_bluetooth_privacy() {
 install_all() {
     : "${BIN_DIR:?BIN_DIR must name the directory holding the release build of handoffd and handoffctl}"
 
-    for binary in handoffd handoffctl; do
+    for binary in handoffd handoffctl handoff-agent; do
         [[ -x "$BIN_DIR/$binary" ]] || {
             step "$BIN_DIR/$binary is missing: build it first (make install does)" >&2
             exit 1
@@ -161,7 +172,7 @@ install_all() {
 
     # Binaries, without their DWARF debug information (a third of their size);
     # the symbols stay, so crash backtraces still name functions.
-    for binary in handoffd handoffctl; do
+    for binary in handoffd handoffctl handoff-agent; do
         install -D -m 0755 "$BIN_DIR/$binary" "$bin_dir/$binary"
         if command -v "${STRIP:-strip}" >/dev/null; then
             "${STRIP:-strip}" --strip-debug "$bin_dir/$binary"
@@ -177,6 +188,18 @@ install_all() {
     printf '%s\n' "$unit_text" > "$unit_dir/handoffd.service"
     chmod 0644 "$unit_dir/handoffd.service"
     step "$unit_dir/handoffd.service (ExecStart=$PREFIX/bin/handoffd)"
+
+    # The desktop agent: a user unit for sessions systemd manages, an autostart entry for
+    # the others (it carries X-systemd-skip, so the two never both run); both follow PREFIX.
+    install -d -m 0755 "$user_unit_dir" "$(dirname "$autostart_file")"
+    sed "s|/usr/local/bin/handoff-agent|$PREFIX/bin/handoff-agent|" "$source_root/systemd/user/handoff-agent.service" \
+        > "$user_unit_dir/handoff-agent.service"
+    chmod 0644 "$user_unit_dir/handoff-agent.service"
+    step "$user_unit_dir/handoff-agent.service"
+    sed "s|/usr/local/bin/handoff-agent|$PREFIX/bin/handoff-agent|" "$source_root/Config/autostart/handoff-agent.desktop" \
+        > "$autostart_file"
+    chmod 0644 "$autostart_file"
+    step "$autostart_file"
 
     # The system account.
     install -D -m 0644 "$source_root/systemd/handoffd.sysusers.conf" "$sysusers_dir/handoffd.conf"
@@ -229,6 +252,8 @@ install_all() {
             step "start it with: systemctl enable --now handoffd"
         fi
         step "let a user use Handoff with: usermod -aG handoff USER (then log in again)"
+        systemctl --global enable handoff-agent.service
+        step "enabled handoff-agent.service for every user's graphical session (from their next login)"
     elif [[ -z "$DESTDIR" ]]; then
         step "systemd is not running: skipped systemd-sysusers and systemctl daemon-reload"
     fi
