@@ -134,6 +134,12 @@ let package = Package(
             path: "Examples/ViewingURL",
             exclude: ["README.md"]
         ),
+        .executableTarget(
+            name: "handoff-example-reader",
+            dependencies: ["HandoffKit"],
+            path: "Examples/ContinuedReader",
+            exclude: ["README.md", "org.handoff.example.Reader.desktop"]
+        ),
 
         // MARK: Benchmarks and fuzzing (run by `make bench`, `make fuzz`)
         .executableTarget(name: "DBusBench", dependencies: ["DBus"]),
