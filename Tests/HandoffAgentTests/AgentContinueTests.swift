@@ -82,4 +82,53 @@ struct AgentContinueTests {
             #expect(try await world.recordedArguments("browser") == ["--new-tab", url])
         }
     }
+
+    @Test func aDBusActivatableAppIsOpenedWithTheHandOver() async throws {
+        try await AgentHarness.run { world in
+            let record = world.root + "/out/opened"
+            let script = AgentHarness.serverScript.replacingOccurrences(of: "notification_server.py", with: "activatable_app.py")
+            let app = try world.bus.startPython(script, ["org.example.Live-Reader", record])
+            try await app.waitForName("org.example.Live-Reader", on: world.observer)
+            try world.writeEntry(
+                """
+                [Desktop Entry]
+                Type=Application
+                Name=Live Reader
+                DBusActivatable=true
+                X-Handoff-ActivityTypes=org.example.reading;
+                """, named: "org.example.Live-Reader.desktop")
+            let restored = ContinuedActivity(type: "org.example.reading", title: "T", account: "alice", device: "0a0b0c0d")
+            world.withState { $0.continued["a1"] = restored }
+            try world.startAgent()
+            try await world.waitForSubscription()
+            world.publishNearby(nearby("a1"))
+            let call = try await world.waitForNotifies(1)[0]
+            try await world.invoke(call.id, "continue")
+            try await world.eventually("Open was called") { FileManager.default.fileExists(atPath: record) }
+            let uris = try String(contentsOfFile: record, encoding: .utf8).split(separator: "\n").map(String.init)
+            #expect(uris.count == 1)
+            let path = try #require(URL(string: uris.first ?? "")?.path)
+            let handed = try HandedOverActivity.read(path: path)
+            #expect(handed.activity == restored)
+        }
+    }
+
+    @Test func aDismissedNotificationStaysAwayUntilTheActivityChanges() async throws {
+        try await AgentHarness.run { world in
+            try world.startAgent()
+            try await world.waitForSubscription()
+            world.publishNearby(nearby("a1", type: nil, hasWebpageURL: true))
+            let call = try await world.waitForNotifies(1)[0]
+            try await world.invoke(call.id, "dismiss")
+            try await world.eventually("dismissed") {
+                try await world.calls().contains { $0.method == "CloseNotification" && $0.id == call.id }
+            }
+            world.publishNearby(nearby("a1", type: nil, hasWebpageURL: true, rssi: -80))
+            try await Task.sleep(for: .milliseconds(500))
+            #expect(try await world.notifies().count == 1)
+            world.publishNearby(nearby("a1", type: nil, title: "Chapter 9", hasWebpageURL: true))
+            let again = try await world.waitForNotifies(2)[1]
+            #expect(again.summary == "Chapter 9")
+        }
+    }
 }
