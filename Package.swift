@@ -18,6 +18,7 @@ let package = Package(
         .executable(name: "handoffd", targets: ["handoffd"]),
         .executable(name: "handoffctl", targets: ["handoffctl"]),
         .executable(name: "handoff-sim-bluez", targets: ["handoff-sim-bluez"]),
+        .executable(name: "handoff-agent", targets: ["handoff-agent"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-crypto.git", from: "3.12.3"),
@@ -112,12 +113,32 @@ let package = Package(
             ]
         ),
 
+        // MARK: The desktop agent: notifications for nearby activities, launching the app that continues them
+        .target(
+            name: "HandoffAgent",
+            dependencies: ["HandoffKit", "DBus", .product(name: "Logging", package: "swift-log")]
+        ),
+        .executableTarget(
+            name: "handoff-agent",
+            dependencies: [
+                "HandoffAgent", "HandoffKit", "DBus",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+
         // MARK: Examples (built with everything else, so that they keep compiling)
         .executableTarget(
             name: "handoff-example-viewer",
             dependencies: ["HandoffKit", .product(name: "ArgumentParser", package: "swift-argument-parser")],
             path: "Examples/ViewingURL",
             exclude: ["README.md"]
+        ),
+        .executableTarget(
+            name: "handoff-example-reader",
+            dependencies: ["HandoffKit"],
+            path: "Examples/ContinuedReader",
+            exclude: ["README.md", "org.handoff.example.Reader.desktop"]
         ),
 
         // MARK: Benchmarks and fuzzing (run by `make bench`, `make fuzz`)
@@ -157,6 +178,11 @@ let package = Package(
         .testTarget(
             name: "SystemTests",
             dependencies: ["HandoffProtocol", "HandoffKit", "HandoffCore", "BlueZ", "DBus", "DBusTestSupport"]
+        ),
+        .testTarget(
+            name: "HandoffAgentTests",
+            dependencies: ["HandoffAgent", "HandoffKit", "HandoffProtocol", "DBus", "DBusTestSupport"],
+            resources: [.copy("Peers")]
         ),
         .testTarget(name: "HandoffStoreTests", dependencies: ["HandoffStore", "HandoffCore"]),
     ],

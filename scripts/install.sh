@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Installs handoffd and handoffctl (and handoff-agent, when it was built) with
-# their systemd units, sysusers and tmpfiles entries, configuration file, shell
-# completions and manual pages; with --uninstall, removes them.
+# Installs handoffd and handoffctl with their systemd unit, sysusers and tmpfiles
+# entries, configuration file, shell completions and manual pages, and handoff-agent
+# with its systemd user unit and XDG autostart entry; with --uninstall, removes them.
 # Run by "make install" (which builds the release binaries first) and
 # "make uninstall", which pass:
 #   BIN_DIR  where the release build put handoffd and handoffctl (install only)
@@ -56,6 +56,7 @@ esac
 [[ -n "${UNIT_DIR:-}" ]] && unit_dir="$DESTDIR$UNIT_DIR"
 
 bin_dir="$DESTDIR$PREFIX/bin"
+autostart_file="$DESTDIR/etc/xdg/autostart/handoff-agent.desktop"
 config_dir="$DESTDIR/etc/handoffd"
 config_file="$config_dir/handoffd.toml"
 bash_completion="$DESTDIR$PREFIX/share/bash-completion/completions/handoffctl"
@@ -64,11 +65,6 @@ fish_completion="$DESTDIR$PREFIX/share/fish/vendor_completions.d/handoffctl.fish
 man_dir="$DESTDIR$PREFIX/share/man"
 # Every page scripts/manpages.sh may write; uninstall removes those present.
 man_pages=(handoffctl.1 handoff-agent.1 handoff-example-viewer.1 handoffd.8 handoffd.toml.5 handoff-protocol.7)
-# The user units (systemd/user/, e.g. handoff-agent's), each with the program it runs.
-user_units=()
-for unit in "$source_root"/systemd/user/*.service; do
-    [[ -e "$unit" ]] && user_units+=("$(basename "$unit")")
-done
 state_dir="$DESTDIR/var/lib/handoffd"
 bluetooth_main_conf="/etc/bluetooth/main.conf"
 
@@ -91,6 +87,10 @@ uninstall() {
         fi
     }
 
+    if $live && [[ -e "$user_unit_dir/handoff-agent.service" ]]; then
+        systemctl --global disable handoff-agent.service 2>/dev/null || true
+        step "disabled handoff-agent.service for every user (running agents stop at logout)"
+    fi
     if $live && systemctl cat handoffd.service >/dev/null 2>&1; then
         systemctl disable --now handoffd.service 2>/dev/null || true
         step "stopped and disabled handoffd.service"
@@ -100,7 +100,8 @@ uninstall() {
     remove "$bin_dir/handoffctl"
     [[ -e "$bin_dir/handoff-agent" ]] && remove "$bin_dir/handoff-agent"
     remove "$unit_dir/handoffd.service"
-    for unit in "${user_units[@]}"; do remove "$user_unit_dir/$unit"; done
+    [[ -e "$user_unit_dir/handoff-agent.service" ]] && remove "$user_unit_dir/handoff-agent.service"
+    [[ -e "$autostart_file" ]] && remove "$autostart_file"
     remove "$sysusers_dir/handoffd.conf"
     remove "$tmpfiles_dir/handoffd.conf"
     for page in "${man_pages[@]}"; do
@@ -178,7 +179,7 @@ configure_bluetooth_privacy() {
 install_all() {
     : "${BIN_DIR:?BIN_DIR must name the directory holding the release build of handoffd and handoffctl}"
 
-    for binary in handoffd handoffctl; do
+    for binary in handoffd handoffctl handoff-agent; do
         [[ -x "$BIN_DIR/$binary" ]] || {
             step "$BIN_DIR/$binary is missing: build it first (make install does)" >&2
             exit 1
@@ -206,18 +207,17 @@ install_all() {
     chmod 0644 "$unit_dir/handoffd.service"
     step "$unit_dir/handoffd.service (ExecStart=$PREFIX/bin/handoffd)"
 
-    # User units (handoff-agent's), when their program was installed too.
-    for unit in "${user_units[@]}"; do
-        program=$(sed -n 's|^ExecStart=/usr/local/bin/\([^ ]*\).*|\1|p' "$source_root/systemd/user/$unit")
-        if [[ -z "$program" || ! -x "$bin_dir/$program" ]]; then
-            step "skipped the user unit $unit: its program ${program:-?} was not built"
-            continue
-        fi
-        install -d -m 0755 "$user_unit_dir"
-        sed "s|^ExecStart=/usr/local/bin/|ExecStart=$PREFIX/bin/|" "$source_root/systemd/user/$unit" > "$user_unit_dir/$unit"
-        chmod 0644 "$user_unit_dir/$unit"
-        step "$user_unit_dir/$unit"
-    done
+    # The desktop agent: a user unit for sessions systemd manages, an autostart entry for
+    # the others (it carries X-systemd-skip, so the two never both run); both follow PREFIX.
+    install -d -m 0755 "$user_unit_dir" "$(dirname "$autostart_file")"
+    sed "s|/usr/local/bin/handoff-agent|$PREFIX/bin/handoff-agent|" "$source_root/systemd/user/handoff-agent.service" \
+        > "$user_unit_dir/handoff-agent.service"
+    chmod 0644 "$user_unit_dir/handoff-agent.service"
+    step "$user_unit_dir/handoff-agent.service"
+    sed "s|/usr/local/bin/handoff-agent|$PREFIX/bin/handoff-agent|" "$source_root/Config/autostart/handoff-agent.desktop" \
+        > "$autostart_file"
+    chmod 0644 "$autostart_file"
+    step "$autostart_file"
 
     # The system account, and its state directory.
     install -D -m 0644 "$source_root/systemd/handoffd.sysusers.conf" "$sysusers_dir/handoffd.conf"
@@ -289,6 +289,8 @@ install_all() {
             step "start it with: systemctl enable --now handoffd"
         fi
         step "let a user use Handoff with: usermod -aG handoff USER (then log in again)"
+        systemctl --global enable handoff-agent.service
+        step "enabled handoff-agent.service for every user's graphical session (from their next login)"
     elif [[ -z "$DESTDIR" ]]; then
         step "systemd is not running: skipped systemd-sysusers and systemctl daemon-reload"
     fi

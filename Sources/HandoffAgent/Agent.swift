@@ -1,0 +1,374 @@
+import DBus
+import Foundation
+import HandoffKit
+import Logging
+
+/// The desktop agent: one per logged-in user. It follows the nearby activities of the
+/// user's accounts through HandoffKit, shows one notification per activity through
+/// `org.freedesktop.Notifications`, and when the user picks Continue, continues the
+/// activity and hands it to the app whose desktop entry declares its type.
+///
+/// Everything that changes its state goes through one queue (`Input`), handled one at a
+/// time, so that a notification call in flight never races the next event.
+public actor Agent {
+    /// How the agent connects and where it looks.
+    public struct Configuration: Sendable {
+        /// handoffd's socket; nil: `HANDOFF_SOCKET`, else the default path (HandoffKit's rule).
+        public var socketPath: String?
+        /// The session bus; `.session` reads `DBUS_SESSION_BUS_ADDRESS`.
+        public var bus: DBusBusAddress
+        /// The environment: XDG directories, `PATH`, `BROWSER`, and what launched apps inherit.
+        public var environment: [String: String]
+        /// How long to wait before connecting again to a bus or daemon that went away.
+        public var retryDelay: Duration
+        /// Watch the applications directories with inotify (else read them only at start).
+        public var watchApplications: Bool
+
+        public init(
+            socketPath: String? = nil, bus: DBusBusAddress = .session,
+            environment: [String: String] = ProcessInfo.processInfo.environment, retryDelay: Duration = .seconds(1),
+            watchApplications: Bool = true
+        ) {
+            self.socketPath = socketPath
+            self.bus = bus
+            self.environment = environment
+            self.retryDelay = retryDelay
+            self.watchApplications = watchApplications
+        }
+    }
+
+    enum Input: Sendable {
+        case nearby(NearbyChange)
+        case listed(Set<String>)
+        case busUp(NotificationServer, Set<String>)
+        case busDown
+        case signal(NotificationSignal)
+        case applicationsChanged
+        case continued(nearbyID: String, Result<ContinuedActivity, ContinueFailure>, continuation: String?)
+    }
+
+    struct ContinueFailure: Error, Sendable { var message: String }
+
+    /// What the agent knows about one nearby activity.
+    struct Entry {
+        var activity: NearbyActivity
+        var notification: UInt32?
+        var shown: NotificationRequest?
+        /// Dismissed by the user (or closed by the server): not shown again until it changes.
+        var dismissed = false
+        var continuing = false
+    }
+
+    public let configuration: Configuration
+    let logger: Logger
+    let directories: XDGDirectories
+    let launcher: Launcher
+    let handOvers: HandOverFiles
+    private let inputs: AsyncStream<Input>
+    private let inputSink: AsyncStream<Input>.Continuation
+
+    private(set) var index = ApplicationIndex()
+    private var entries: [String: Entry] = [:]
+    private var byNotification: [UInt32: String] = [:]
+    private var server: NotificationServer?
+    private var capabilities: Set<String> = []
+    private var clientTask: Task<Void, Never>?
+    private var client: HandoffClient?
+    private var declaredTypes: [String]?
+
+    public init(configuration: Configuration, logger: Logger) {
+        self.configuration = configuration
+        self.logger = logger
+        directories = XDGDirectories(environment: configuration.environment)
+        launcher = Launcher(environment: configuration.environment)
+        handOvers = HandOverFiles(runtimeDir: directories.runtimeDir)
+        (inputs, inputSink) = AsyncStream.makeStream(of: Input.self)
+    }
+
+    nonisolated func submit(_ input: Input) { inputSink.yield(input) }
+
+    /// Runs until the task is cancelled.
+    public func run() async {
+        if directories.runtimeDir == nil {
+            logger.warning("XDG_RUNTIME_DIR is not set: hand-over files go to \(handOvers.directory)")
+        }
+        reloadApplications()
+        var watcher: DirectoryWatcher?
+        if configuration.watchApplications {
+            do {
+                watcher = try DirectoryWatcher(directories: directories.applicationDirectories) { [weak self] in
+                    self?.submit(.applicationsChanged)
+                }
+            } catch {
+                logger.warning("cannot watch the applications directories (\(error)); they are read only at start")
+            }
+        }
+        let bus = Task { await self.runBus() }
+        startClient()
+        await withTaskCancellationHandler {
+            for await input in inputs { await handle(input) }
+        } onCancel: {
+            inputSink.finish()
+        }
+        watcher?.stop()
+        bus.cancel()
+        clientTask?.cancel()
+        await client?.close()
+        if let server {
+            for id in byNotification.keys { try? await server.close(id) }
+        }
+    }
+
+    // MARK: Applications
+
+    func reloadApplications() {
+        index = ApplicationIndex(directories: directories.applicationDirectories, path: configuration.environment["PATH"])
+        for problem in index.problems { logger.warning("\(problem)") }
+        let summary = index.types.map { "\($0) → \(index.byType[$0]!.id)" }.joined(separator: ", ")
+        logger.info("activity types declared by desktop entries: \(summary.isEmpty ? "none" : summary)")
+    }
+
+    // MARK: handoffd
+
+    /// A client declaring the index's types; a new one when they change (`hello`'s
+    /// `handles` is fixed for a client).
+    func startClient() {
+        let types = index.types
+        guard types != declaredTypes || clientTask == nil else { return }
+        declaredTypes = types
+        clientTask?.cancel()
+        let old = client
+        let newClient = HandoffClient(
+            configuration: .init(app: "handoff-agent", handles: types, socketPath: configuration.socketPath))
+        client = newClient
+        let retry = configuration.retryDelay
+        let logger = self.logger
+        clientTask = Task { [weak self] in
+            await old?.close()
+            while !Task.isCancelled {
+                do {
+                    // What is nearby now: what this agent knew and the daemon does not is lost.
+                    let listed = try await newClient.list()
+                    self?.submit(.listed(Set(listed.map(\.id))))
+                    for try await change in newClient.nearby() {
+                        self?.submit(.nearby(change))
+                    }
+                    return
+                } catch is CancellationError {
+                    break
+                } catch {
+                    logger.warning("handoffd: \(error); trying again")
+                    try? await Task.sleep(for: retry)
+                }
+            }
+            await newClient.close()
+        }
+    }
+
+    // MARK: The session bus
+
+    func runBus() async {
+        while !Task.isCancelled {
+            do {
+                let connection = try await DBusConnection.connect(to: configuration.bus)
+                let server = NotificationServer(connection: connection)
+                let signals = try await server.signals()
+                let owners = try await connection.nameOwnerChanges(of: NotificationServer.name)
+                let ownerTask = Task { [weak self] in
+                    var first = true
+                    for try await owner in owners {
+                        if first { first = false; continue }
+                        guard owner != nil, let self else { continue }
+                        // A new notification server: ask its capabilities, show everything again.
+                        let caps = (try? await server.capabilities()) ?? []
+                        self.submit(.busUp(server, caps))
+                    }
+                }
+                let caps: Set<String>
+                do {
+                    caps = try await server.capabilities()
+                } catch {
+                    logger.warning("no notification server yet (\(error)); waiting for one")
+                    caps = []
+                }
+                submit(.busUp(server, caps))
+                do {
+                    for try await signal in signals { submit(.signal(signal)) }
+                } catch {}
+                ownerTask.cancel()
+                submit(.busDown)
+                if Task.isCancelled { await connection.close(); return }
+                logger.warning("the session bus went away; connecting again")
+            } catch {
+                logger.warning("cannot connect to the session bus: \(error)")
+            }
+            try? await Task.sleep(for: configuration.retryDelay)
+        }
+    }
+
+    // MARK: Inputs
+
+    func handle(_ input: Input) async {
+        switch input {
+        case .nearby(.appeared(let activity)), .nearby(.updated(let activity)):
+            await present(activity)
+        case .nearby(.lost(let activity)):
+            await withdraw(activity.id)
+        case .listed(let ids):
+            for id in entries.keys where !ids.contains(id) { await withdraw(id) }
+        case .busUp(let server, let caps):
+            self.server = server
+            capabilities = caps
+            logger.info("notification server capabilities: \(caps.sorted().joined(separator: " "))")
+            // Earlier notification ids mean nothing to this server: show everything anew.
+            byNotification = [:]
+            for id in entries.keys {
+                entries[id]?.notification = nil
+                entries[id]?.shown = nil
+                if let activity = entries[id]?.activity { await present(activity) }
+            }
+        case .busDown:
+            server = nil
+            byNotification = [:]
+            for id in entries.keys {
+                entries[id]?.notification = nil
+                entries[id]?.shown = nil
+            }
+        case .signal(.actionInvoked(let id, let action)):
+            guard let nearbyID = byNotification[id], let entry = entries[nearbyID] else { return }
+            switch action {
+            case "default", "continue":
+                guard NotificationContent.canContinue(entry.activity, app: app(for: entry.activity)) else { return }
+                startContinue(entry.activity)
+            case "dismiss":
+                await dismiss(nearbyID)
+            default:
+                logger.debug("ignored action \(action) on notification \(id)")
+            }
+        case .signal(.closed(let id, let reason)):
+            guard let nearbyID = byNotification.removeValue(forKey: id) else { return }
+            entries[nearbyID]?.notification = nil
+            // Expired (1) or dismissed by the user (2): not shown again until it changes.
+            if reason != 3 { entries[nearbyID]?.dismissed = true }
+        case .applicationsChanged:
+            reloadApplications()
+            startClient()
+            for (_, entry) in entries { await present(entry.activity) }
+        case .continued(let nearbyID, let result, let continuation):
+            entries[nearbyID]?.continuing = false
+            switch result {
+            case .success(let activity):
+                await handOver(activity, continuation: continuation ?? "c", nearbyID: nearbyID)
+            case .failure(let failure):
+                logger.warning("continuing \(nearbyID) failed: \(failure.message)")
+                await showFailure(failure.message, nearbyID: nearbyID)
+            }
+        }
+    }
+
+    func app(for activity: NearbyActivity) -> DesktopEntry? {
+        activity.type.flatMap { index.byType[$0] }
+    }
+
+    /// Shows or replaces the notification for `activity`, or does nothing when what it
+    /// would show is what is shown.
+    func present(_ activity: NearbyActivity) async {
+        var entry = entries[activity.id] ?? Entry(activity: activity)
+        let changed = entry.activity.type != activity.type || entry.activity.title != activity.title
+        entry.activity = activity
+        if changed { entry.dismissed = false }
+        entries[activity.id] = entry
+        guard !entry.dismissed, !entry.continuing, let server else { return }
+        let request = NotificationContent.request(for: activity, app: app(for: activity), capabilities: capabilities)
+        if entry.shown == request, entry.notification != nil { return }
+        do {
+            let id = try await server.notify(request, replacing: entry.notification ?? 0)
+            if let old = entry.notification, old != id { byNotification[old] = nil }
+            byNotification[id] = activity.id
+            entries[activity.id]?.notification = id
+            entries[activity.id]?.shown = request
+        } catch {
+            logger.warning("cannot show the notification for \(activity.id): \(error)")
+        }
+    }
+
+    func withdraw(_ nearbyID: String) async {
+        guard let entry = entries.removeValue(forKey: nearbyID) else { return }
+        guard let id = entry.notification else { return }
+        byNotification[id] = nil
+        do { try await server?.close(id) } catch {
+            logger.debug("CloseNotification \(id): \(error)")
+        }
+    }
+
+    func dismiss(_ nearbyID: String) async {
+        entries[nearbyID]?.dismissed = true
+        guard let id = entries[nearbyID]?.notification else { return }
+        entries[nearbyID]?.notification = nil
+        byNotification[id] = nil
+        try? await server?.close(id)
+    }
+
+    func showFailure(_ message: String, nearbyID: String) async {
+        guard let entry = entries[nearbyID], let server else { return }
+        let request = NotificationContent.failure(
+            message, for: entry.activity, app: app(for: entry.activity), capabilities: capabilities)
+        do {
+            let id = try await server.notify(request, replacing: entry.notification ?? 0)
+            if let old = entry.notification, old != id { byNotification[old] = nil }
+            byNotification[id] = nearbyID
+            entries[nearbyID]?.notification = id
+            entries[nearbyID]?.shown = request
+            entries[nearbyID]?.dismissed = false
+        } catch {
+            logger.warning("cannot show the notification for \(nearbyID): \(error)")
+        }
+    }
+
+    // MARK: Continuing
+
+    func startContinue(_ activity: NearbyActivity) {
+        guard let client, entries[activity.id]?.continuing == false else { return }
+        entries[activity.id]?.continuing = true
+        logger.info("continuing \(activity.id) (\(activity.type ?? "type unknown"))")
+        let nearbyID = activity.id
+        Task { [weak self] in
+            let started = ContinuationName()
+            do {
+                let restored = try await client.continue(nearbyID: nearbyID) { will in started.set(will.continuation) }
+                self?.submit(.continued(nearbyID: nearbyID, .success(restored), continuation: started.value))
+            } catch {
+                self?.submit(.continued(nearbyID: nearbyID, .failure(ContinueFailure(message: "\(error)")), continuation: started.value))
+            }
+        }
+    }
+
+    /// Gives the restored activity to its app, or its web page to the browser.
+    func handOver(_ activity: ContinuedActivity, continuation: String, nearbyID: String) async {
+        do {
+            if let app = index.byType[activity.type] {
+                let file = try handOvers.write(
+                    HandedOverActivity(continuation: continuation, nearbyID: nearbyID, activity: activity))
+                let done = try await launcher.launch(app, handOver: file, session: server?.connection)
+                logger.info("continued \(nearbyID): \(done)")
+            } else if activity.webpage != nil, let url = activity.webpageURL {
+                try launcher.openWebpage(url)
+                logger.info("continued \(nearbyID): opened its web page")
+            } else {
+                logger.info("continued \(nearbyID): no desktop entry declares \(activity.type); a running app that declared it received it")
+            }
+            await dismiss(nearbyID)
+        } catch {
+            logger.error("cannot hand \(nearbyID) over: \(error)")
+            await showFailure("\(error)", nearbyID: nearbyID)
+        }
+    }
+}
+
+/// The continuation's name, from `willContinue` (which runs on another task).
+final class ContinuationName: @unchecked Sendable {
+    private let lock = NSLock()
+    private var name: String?
+    func set(_ value: String) { lock.withLock { name = value } }
+    var value: String? { lock.withLock { name } }
+}

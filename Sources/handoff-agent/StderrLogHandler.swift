@@ -1,0 +1,53 @@
+import Foundation
+import Logging
+
+/// One line per event on standard error.
+///
+/// Under systemd (`JOURNAL_STREAM` set) each line starts with its syslog
+/// priority, `<6>`, which journald turns into the entry's priority; the
+/// journal adds its own timestamps. Elsewhere lines carry a time (UTC, to the
+/// millisecond) and level.
+struct StderrLogHandler: LogHandler {
+    var logLevel: Logger.Level = .info
+    var metadata: Logger.Metadata = [:]
+    let label: String
+    let journal: Bool
+
+    init(label: String, journal: Bool = ProcessInfo.processInfo.environment["JOURNAL_STREAM"] != nil) {
+        self.label = label
+        self.journal = journal
+    }
+
+    subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+        get { metadata[key] }
+        set { metadata[key] = newValue }
+    }
+
+    func log(event: LogEvent) {
+        var text =
+            journal
+            ? "<\(Self.priority(event.level))>"
+            : "\(Date().formatted(Self.timeFormat)) \(event.level) "
+        text += event.message.description
+        let merged = metadata.merging(event.metadata ?? [:]) { _, new in new }
+        if !merged.isEmpty {
+            text += " " + merged.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " ")
+        }
+        text += "\n"
+        FileHandle.standardError.write(Data(text.utf8))
+    }
+
+    /// 2026-03-14T09:26:53.500Z
+    static let timeFormat = Date.ISO8601FormatStyle(includingFractionalSeconds: true)
+
+    static func priority(_ level: Logger.Level) -> Int {
+        switch level {
+        case .trace, .debug: 7
+        case .info: 6
+        case .notice: 5
+        case .warning: 4
+        case .error: 3
+        case .critical: 2
+        }
+    }
+}
