@@ -105,7 +105,13 @@ import Testing
         try await pair.aClient.call("invalidate", ["id": id])
         try await pair.aClient.call("publish", ["type": "org.example.writing"])
         // The new current activity reaches B.
-        _ = try await pair.bClient.event("appeared") { ($0["activity"] as? [String: Any])?["type"] as? String == "org.example.writing" }
+        // (as a new entry, or as the old one updated when the device kept its identity)
+        _ = try await pair.bClient.frame { frame in
+            guard let name = (frame["event"] as? SendableJSON)?.value as? String, name == "appeared" || name == "updated",
+                let data = (frame["data"] as? SendableJSON)?.value as? [String: Any]
+            else { return false }
+            return (data["activity"] as? [String: Any])?["type"] as? String == "org.example.writing"
+        }
         let types: @Sendable () async throws -> [String]? = { (try await pair.bClient.call("list")["activities"] as? [[String: Any]])?.compactMap { $0["type"] as? String } }
         #expect(try await types()?.contains("org.example.writing") == true)
         // A stops: both are lost after the expiry (renewals stop with the advertisement).
