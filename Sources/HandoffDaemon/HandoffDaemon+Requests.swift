@@ -13,17 +13,18 @@ extension HandoffDaemon {
 
     /// Forgets a closed connection, cancels its continuations and invalidates its activities.
     func disconnect(_ client: UInt64) async {
-        guard clients.remove(client) != nil else { return }
+        guard let gone = clients.remove(client) else { return }
         outgoing.cancelAll(of: client)
-        let gone = activities.removeAll(of: client)
-        logger.debug("client \(client) disconnected; \(gone.count) activities invalidated")
-        if !gone.isEmpty { await updateAdvertisement() }
+        // Its declared types go with it; entries already named keep their names.
+        if !gone.handles.isEmpty { _ = nearby.declare(clients.declared, accounts: Array(accounts.keys.values)) }
+        let invalidated = activities.removeAll(of: client)
+        logger.debug("client \(client) disconnected; \(invalidated.count) activities invalidated")
+        if !invalidated.isEmpty { await updateAdvertisement() }
     }
 
     /// `hello`, after the gateway agreed on a version: the app's name and the types it handles.
     func hello(app: String, handles: [String], from caller: Caller) throws(ProtocolError) {
-        let new = try clients.hello(caller.client, app: app, handles: handles)
-        guard !new.isEmpty else { return }
+        guard try clients.hello(caller.client, app: app, handles: handles) else { return }
         // Entries heard before a type was declared get its name now.
         for entry in nearby.declare(clients.declared, accounts: Array(accounts.keys.values)) { tell(.updated, entry) }
     }

@@ -109,6 +109,7 @@ public struct LocalActivities: Sendable {
                     .payloadTooLarge,
                     "title is \(title.utf8.count) bytes; the limit is \(ProtocolLimits.maximumTitleBytes)")
             }
+            if let problem = ActivityTitle.problem(title) { throw ProtocolError(.invalidParams, problem) }
             activity.title = title
         }
         if let userInfo {
