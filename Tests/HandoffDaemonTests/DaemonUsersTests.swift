@@ -173,3 +173,24 @@ import Testing
         #expect(record.count(containing: "warning late") == 1)
     }
 }
+
+extension DaemonUsersTests {
+    /// Account names are one namespace on the machine (docs/protocol.md, Access control, says
+    /// why). What a taken name tells another user is that it is taken: not whose, nor the key.
+    @Test func anotherUsersAccountNameIsTakenButNothingMoreLeaks() async throws {
+        let rig = try await DaemonRig("names")
+        let alice = try await rig.client(uid: 1000)
+        let bob = try await rig.client(uid: 1001)
+        let info = try await alice.call("account.create", ["name": "home"])
+        let fingerprint = try #require(info["fingerprint"] as? String)
+        let error = await #expect(throws: ClientError.self) { try await bob.call("account.create", ["name": "home"]) }
+        #expect(error?.code == "conflict")
+        #expect(error?.message.contains("1000") == false)
+        #expect(error?.message.contains(fingerprint) == false)
+        for method in ["account.export", "account.remove"] {
+            #expect(await #expect(throws: ClientError.self) { try await bob.call(method, ["name": "home"]) }?.code == "not-found")
+        }
+        #expect((try await bob.call("account.list")["accounts"] as? [Any] ?? []).isEmpty)
+        await rig.stop()
+    }
+}
