@@ -70,7 +70,22 @@ extension HandoffDaemon {
             localActivityCount: activities.count,
             currentActivityType: current.flatMap { $0.uid == caller.uid || caller.uid == 0 ? $0.type.rawValue : nil },
             epochSeconds: settings.epochSeconds, beaconsRecognized: nearby.recognized, beaconsRejected: nearby.rejected,
-            continuation: advertiser.policy.availability)
+            continuation: advertiser.policy.availability,
+            notAdvertised: notAdvertised(for: caller.uid, current: current, onAir: radioStatus.advertising))
+    }
+
+    /// Why `uid`'s own current activity is not on the air, if it has one that is not.
+    /// One activity is advertised at a time: the machine's current one (docs/protocol.md, status).
+    private func notAdvertised(for uid: UInt32, current: LocalActivity?, onAir: Bool) -> String? {
+        guard let own = activities.current(of: uid, at: .now) else { return nil }
+        if let current, current.id != own.id {
+            return current.uid == uid
+                ? nil
+                : "another user's activity is the current activity of this machine; handoffd advertises one at a time"
+        }
+        if !advertiser.policy.advertise { return "advertising is withheld: see continuation" }
+        if !onAir { return "the radio is not advertising: see radio and lastError" }
+        return nil
     }
 
     // MARK: Accounts

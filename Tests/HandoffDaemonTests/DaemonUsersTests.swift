@@ -194,3 +194,23 @@ extension DaemonUsersTests {
         await rig.stop()
     }
 }
+
+extension DaemonUsersTests {
+    /// One activity is on the air at a time; a user whose activity is not is told so, and why.
+    @Test func statusTellsAUserWhoseActivityIsNotOnTheAirWhy() async throws {
+        let rig = try await DaemonRig("air", registry: nil)
+        let alice = try await rig.client(uid: 1000)
+        let bob = try await rig.client(uid: 1001)
+        try await alice.call("account.create", ["name": "alice"])
+        try await bob.call("account.create", ["name": "bob"])
+        try await alice.call("publish", ["type": Self.type])
+        #expect(try await alice.call("status")["notAdvertised"] == nil)
+        let bobs = try #require(try await bob.call("publish", ["type": Self.type])["id"] as? String)
+        let reason = try await alice.call("status")["notAdvertised"] as? String
+        #expect(reason?.contains("another user's activity") == true, "\(reason ?? "nil")")
+        #expect(try await bob.call("status")["notAdvertised"] == nil)
+        try await bob.call("invalidate", ["id": bobs])
+        #expect(try await alice.call("status")["notAdvertised"] == nil)
+        await rig.stop()
+    }
+}
