@@ -31,9 +31,7 @@ public struct LineBuffer: Sendable {
                 }
                 pending.removeAll(keepingCapacity: true)
             } else if !discarding {
-                // A carriage return right after a full-length line is the CR of its CRLF, not content.
-                let isTrailingCR = byte == UInt8(ascii: "\r") && pending.count == maximumLength
-                if pending.count >= maximumLength && !isTrailingCR {
+                if pending.count >= maximumLength {
                     discarding = true
                     pending.removeAll(keepingCapacity: false)
                     items.append(.tooLong)

@@ -19,8 +19,7 @@ struct DaemonRig {
 
     init(
         _ name: String, air: FakeAir? = nil, registry: LoopbackLink.Registry? = LoopbackLink.Registry(),
-        settings: DaemonSettings = DaemonRig.settings, options: ClientGateway.Options = .init(),
-        log: (any LogHandler)? = nil
+        settings: DaemonSettings = DaemonRig.settings
     ) async throws {
         self.name = name
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("handoff-daemon-\(name)-\(UUID())")
@@ -30,11 +29,11 @@ struct DaemonRig {
         link = registry.map { LoopbackLink(device: radio.device, registry: $0) }
         let (book, problems) = AccountBook.load(directory: directory.path)
         precondition(problems.isEmpty, "\(problems)")
-        var logger = log.map { handler in Logger(label: "handoffd-\(name)") { _ in handler } } ?? Logger(label: "handoffd-\(name)")
-        logger.logLevel = log == nil ? .critical : .trace
+        var logger = Logger(label: "handoffd-\(name)")
+        logger.logLevel = .critical
         let daemon = HandoffDaemon(settings: settings, radio: radio, link: link, accounts: book, logger: logger)
         self.daemon = daemon
-        gateway = await ClientGateway(daemon: daemon, options: options, logger: logger)
+        gateway = await ClientGateway(daemon: daemon, options: .init(), logger: logger)
         runTask = Task { await daemon.run() }
     }
 
