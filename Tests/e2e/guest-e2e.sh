@@ -22,8 +22,9 @@
 #   SCENARIO     discovery rotation update-invalidate wrong-account bluetoothd-restart
 #                power-cycle continue clean-shutdown (default: all eight). They run in this
 #                order whatever order they are given in; each sets up what it needs, so any
-#                subset runs. continue needs --privacy. One more runs only when named:
-#                legacy-privacy (needs --privacy without --ext-adv; config legacy-private).
+#                subset runs. continue needs --privacy. Two more run only when named:
+#                legacy-privacy (needs --privacy without --ext-adv; config legacy-private),
+#                and replay (needs --privacy; not yet reliable, see docs/e2e.md).
 # Logs go to $RIG_OUT: bluetoothd.log (-d), btmon.snoop, btvirt.log, dbus.log, one log per
 # handoffd (a.log, b.log, c.log), b-watch.log (B's events, each with the time it was
 # printed), hci1-adv.jsonl (what hci1's bluetoothd reported, from bluez-monitor.py),
@@ -37,7 +38,7 @@ set -u
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 BIN=""; EPOCH=15; EXPIRY=20; SCENARIOS=(); QUIET=0; RUNS=1; PRIVACY=0; EXT_ADV=0
-ALL_SCENARIOS=(discovery rotation update-invalidate wrong-account bluetoothd-restart power-cycle continue replay clean-shutdown)
+ALL_SCENARIOS=(discovery rotation update-invalidate wrong-account bluetoothd-restart power-cycle continue clean-shutdown)
 # ORDER is the order every run keeps (clean-shutdown stops A, so it is last).
 ORDER=(discovery rotation update-invalidate wrong-account bluetoothd-restart power-cycle continue replay legacy-privacy clean-shutdown)
 while [ $# -gt 0 ]; do
