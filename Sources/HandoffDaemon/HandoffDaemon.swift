@@ -71,7 +71,7 @@ public actor HandoffDaemon {
 
     /// Takes everything off the air and tells every client goodbye.
     public func shutDown() async {
-        advertiser.timer.cancel()
+        advertiser.retire()
         nearby.timer.cancel()
         origin.endAll()
         for (name, pending) in outgoing.cancelAll() {

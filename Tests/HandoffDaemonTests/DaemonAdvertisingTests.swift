@@ -59,6 +59,23 @@ import Testing
         await rig.stop()
     }
 
+    /// Once handoffd stops, nothing goes on the air again: a client that leaves during the
+    /// shutdown (its activity invalidated, another one current) must not register a beacon anew.
+    @Test func afterShutDownNothingGoesOnTheAirAgain() async throws {
+        let rig = try await DaemonRig("a", registry: nil)
+        let lingering = try await rig.client()
+        try await lingering.call("account.create", ["name": "home"])
+        try await lingering.call("publish", ["type": "org.example.first"])
+        let leaving = try await rig.client()
+        try await leaving.call("publish", ["type": "org.example.second"])
+        await rig.daemon.shutDown()
+        #expect(await rig.radio.onAir == nil)
+        await leaving.close()
+        await rig.daemon.apply(AdvertisingPolicy(advertise: true, type: .peripheral, availability: nil))
+        #expect(await rig.radio.onAir == nil)
+        await rig.stop()
+    }
+
     @Test func resigningTheCurrentActivityFallsBackToTheOneBefore() async throws {
         let rig = try await DaemonRig("a", registry: nil)
         let client = try await rig.client()

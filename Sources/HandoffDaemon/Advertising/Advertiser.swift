@@ -43,6 +43,9 @@ struct Advertiser: Sendable {
     private var renewal: ContinuousClock.Instant?
     /// Wakes the daemon for the next decision.
     var timer = OneShotTimer()
+    /// Set when handoffd stops: nothing goes on the air again, whatever changes later
+    /// (a client's disconnection during shutdown must not register a beacon anew).
+    private var retired = false
 
     init(configuration: BeaconConfiguration, expiry: Duration) {
         encoder = BeaconEncoder(configuration: configuration)
@@ -62,7 +65,7 @@ struct Advertiser: Sendable {
 
     /// Decides for `wanted` at wall-clock time `now` (seconds) and monotonic `instant`.
     mutating func decide(_ wanted: WantedBeacon?, now: Double, instant: ContinuousClock.Instant) -> Decision {
-        guard let wanted else {
+        guard let wanted, !retired else {
             let note = advertised == nil ? nil : "nothing current: not advertising"
             advertised = nil
             renewal = nil
@@ -93,7 +96,14 @@ struct Advertiser: Sendable {
     /// Takes a new policy; returns what the radio should have on the air now.
     mutating func apply(_ policy: AdvertisingPolicy) -> RadioAdvertisement? {
         self.policy = policy
-        return advertised.flatMap { onAir($0.payload) }
+        return retired ? nil : advertised.flatMap { onAir($0.payload) }
+    }
+
+    /// Off the air for good (handoffd is stopping).
+    mutating func retire() {
+        retired = true
+        advertised = nil
+        timer.cancel()
     }
 
     private func onAir(_ payload: [UInt8]) -> RadioAdvertisement? {
