@@ -71,6 +71,7 @@ import Testing
         await rig.daemon.shutDown()
         #expect(await rig.radio.onAir == nil)
         await leaving.close()
+        #expect(await rig.radio.onAir == nil)
         await rig.daemon.apply(AdvertisingPolicy(advertise: true, type: .peripheral, availability: nil))
         #expect(await rig.radio.onAir == nil)
         await rig.stop()
