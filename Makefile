@@ -22,7 +22,7 @@ APT_PACKAGES := pkg-config libdbus-1-dev libbluetooth-dev \
 # (the guest sees the host's files): BlueZ with btvirt, a system bus, python3-dbus, jq.
 E2E_PACKAGES := qemu-system-x86 linux-image-amd64 busybox-static cpio kmod \
                 bluez bluez-test-tools dbus python3-dbus python3-gi jq
-# Scenarios to run (default: all eight), e.g. make e2e E2E_SCENARIOS="discovery rotation".
+# Scenarios to run (default: all nine), e.g. make e2e E2E_SCENARIOS="discovery rotation".
 E2E_SCENARIOS ?=
 # Bluetooth configurations to run them in (docs/e2e.md): private (Privacy = device, extended
 # advertising: what make install sets up), legacy (privacy off, legacy advertising), where
@@ -58,13 +58,15 @@ e2e: deps
 	@scripts/deps.sh $(E2E_PACKAGES)
 	$(SWIFT) build --product handoffd $(SWIFT_FLAGS)
 	$(SWIFT) build --product handoffctl $(SWIFT_FLAGS)
-	@worst=0; for config in $(E2E_CONFIGS); do \
+	@worst=0; export E2E_DIGEST=$$(mktemp); for config in $(E2E_CONFIGS); do \
 	    scenarios="$(E2E_SCENARIOS)"; \
 	    if [ -z "$$scenarios" ] && [ "$$config" = legacy ]; then scenarios="$(E2E_LEGACY_SCENARIOS)"; fi; \
 	    if [ -z "$$scenarios" ] && [ "$$config" = legacy-private ]; then scenarios="$(E2E_LEGACY_PRIVATE_SCENARIOS)"; fi; \
 	    SWIFT="$(SWIFT)" SWIFT_FLAGS="$(SWIFT_FLAGS)" E2E_CONFIG=$$config scripts/e2e.sh $$scenarios; \
 	    rc=$$?; [ $$rc -gt $$worst ] && worst=$$rc; \
-	done; exit $$worst
+	done; \
+	if [ -s "$$E2E_DIGEST" ]; then echo "e2e: what failed"; cat "$$E2E_DIGEST"; fi; \
+	rm -f "$$E2E_DIGEST"; exit $$worst
 
 check: deps
 	$(SWIFT) build --build-tests $(SWIFT_FLAGS)

@@ -6,7 +6,7 @@
 # there against the handoffd and handoffctl binaries built here. Prints one PASS/FAIL line
 # per scenario and a summary, and names the folder with every log of the run.
 #
-# Usage: scripts/e2e.sh [SCENARIO...]     (default: all eight; see docs/e2e.md)
+# Usage: scripts/e2e.sh [SCENARIO...]     (default: all nine; see docs/e2e.md)
 # Environment:
 #   SWIFT, SWIFT_FLAGS  as in the Makefile: which build's binaries to run (built beforehand)
 #   E2E_LOGS            where the run's folder goes (default e2e-logs/; the folder is <timestamp>)
@@ -65,6 +65,19 @@ RIG_OUT="$logs" RIG_TIMEOUT="${E2E_TIMEOUT:-1200}" scripts/vm-rig/run-rig.sh "$l
 rc=${PIPESTATUS[0]}
 wall=$(( $(date +%s) - start ))
 
+# What failed, with the last words of the daemons' logs: `make e2e` prints it again
+# after every config, where a CI log that keeps only its end still shows it.
+digest() { # LOGDIR
+    echo "== e2e config ${E2E_CONFIG}: $1"
+    grep -E '^FAIL' "$1/results.txt" 2>/dev/null
+    local f
+    for f in a b; do
+        [ -f "$1/$f.log" ] || continue
+        echo "-- last lines of $f.log"
+        tail -n 12 "$1/$f.log" | cut -c1-220
+    done
+}
+
 case $rc in
     0)
         say "all scenarios passed in ${wall} s; logs: $logs"
@@ -82,5 +95,6 @@ case $rc in
         say "FAILED (guest exit $rc) after ${wall} s:"
         grep -E '^(FAIL|SUMMARY)' "$logs/results.txt" >&2 2>/dev/null || true
         say "logs: $logs"
+        digest "$logs" >> "${E2E_DIGEST:-/dev/null}"
         exit 1 ;;
 esac

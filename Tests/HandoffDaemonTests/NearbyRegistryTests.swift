@@ -86,6 +86,42 @@ import Testing
         }
     }
 
+    /// The origin updates its activity just after a rotation, and the first beacon heard
+    /// under the new identity already carries the new flags: it is still the same activity.
+    @Test func anUpdateFirstHeardAfterARotationContinuesTheEntry() {
+        var registry = NearbyRegistry(capacity: 8, expiry: .seconds(45), idSalt: 1)
+        let now = ContinuousClock.now
+        let (first, _) = registry.record(
+            Self.beacon(device: 1, epoch: 100), rssi: nil, device: nil, address: "A", wallClock: Date(), now: now)
+        let (second, _) = registry.record(
+            Self.beacon(device: 2, epoch: 101, flags: .hasWebpageURL), rssi: nil, device: nil, address: "B",
+            wallClock: Date(), now: now)
+        guard case .updated(let entry) = second else {
+            Issue.record("expected the entry to carry over the rotation, got \(second)")
+            return
+        }
+        #expect(entry.id == first.entry.id)
+        #expect(entry.flags == .hasWebpageURL)
+        #expect(registry.count == 1)
+    }
+
+    /// Two of the account's devices show the same type; one rotates: its new identity
+    /// takes over the entry with its own flags, not the other device's.
+    @Test func aRotationPrefersTheEntryWithTheSameFlags() {
+        var registry = NearbyRegistry(capacity: 8, expiry: .seconds(45), idSalt: 1)
+        let now = ContinuousClock.now
+        let (plain, _) = registry.record(
+            Self.beacon(device: 1, epoch: 100), rssi: nil, device: nil, address: "A", wallClock: Date(), now: now)
+        let (withURL, _) = registry.record(
+            Self.beacon(device: 2, epoch: 100, flags: .hasWebpageURL), rssi: nil, device: nil, address: "B",
+            wallClock: Date(timeIntervalSinceNow: 1), now: now)
+        let (rotated, _) = registry.record(
+            Self.beacon(device: 3, epoch: 101), rssi: nil, device: nil, address: "C",
+            wallClock: Date(timeIntervalSinceNow: 2), now: now)
+        #expect(rotated.entry.id == plain.entry.id)
+        #expect(registry.entry(withURL.entry.id)?.origin.device == DeviceID(rawValue: 2))
+    }
+
     // MARK: Copies (issue 19)
 
     /// A stranger re-advertises the entry's newest beacon from its own address: the

@@ -38,7 +38,7 @@ set -u
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 BIN=""; EPOCH=15; EXPIRY=20; SCENARIOS=(); QUIET=0; RUNS=1; PRIVACY=0; EXT_ADV=0
-ALL_SCENARIOS=(discovery rotation update-invalidate wrong-account bluetoothd-restart power-cycle continue clean-shutdown)
+ALL_SCENARIOS=(discovery rotation update-invalidate wrong-account bluetoothd-restart power-cycle continue replay clean-shutdown)
 # ORDER is the order every run keeps (clean-shutdown stops A, so it is last).
 ORDER=(discovery rotation update-invalidate wrong-account bluetoothd-restart power-cycle continue replay legacy-privacy clean-shutdown)
 while [ $# -gt 0 ]; do
@@ -759,6 +759,12 @@ scenario_continue() {
 scenario_replay() {
     local type=$PREFIX.replay base t0 t_stop t_go t_rep rpid out=$LOGDIR/stranger-replay.log go=$W/replay.go
     local id copies0 copies1 rejected0 rejected1 renewal bound rc t_c0 t_c1 data from copies_heard listed after
+    # Nothing else of A's may be current: when this publisher stops, A would fall back to
+    # it, and the new beacon of the same identity would turn B's entry into that type.
+    if [ -n "${PUB[restart]:-}" ] && kill -0 "${PUB[restart]}" 2>/dev/null; then
+        stop_publisher restart
+        wait_until 30 ai_is hci0 0 || { fail "A still advertises after its earlier publisher stopped ($(active_instances hci0))"; return 1; }
+    fi
     base=$(active_instances hci0)
     renewal=$(awk -v e="$EXPIRY" 'BEGIN { r = e / 3; if (r < 1) r = 1; printf "%.3f", r }')
     bound=$(awk -v e="$EXPIRY" -v r="$renewal" 'BEGIN { printf "%.3f", e + r }')

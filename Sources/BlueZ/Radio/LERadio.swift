@@ -149,7 +149,8 @@ public actor LERadio: Radio {
     public func shutDown() async {
         guard !stopped else { return }
         stopped = true
-        reconciler.stop()
+        // A registration in flight ends first: `registered` then says whether to unregister.
+        await reconciler.stopAfterPass()
         confirmationTask?.cancel()
         if let adapter {
             if registered, let advertisement {

@@ -28,6 +28,8 @@ public final class Reconciler: Sendable {
         var stopped = false
         var delay: Duration
         var retry: Task<Void, Never>?
+        /// Callers of `stopAfterPass` waiting for the running pass to end.
+        var waiting: [CheckedContinuation<Void, Never>] = []
     }
 
     public let backoff: Backoff
@@ -78,11 +80,15 @@ public final class Reconciler: Sendable {
                 failed(error)
                 retryLater(retry)
             }
-            again = state.withLock { state in
+            let (more, waiting) = state.withLock { state in
                 let more = state.requested && !state.stopped
-                if !more { state.running = false }
-                return more
+                guard !more else { return (true, [CheckedContinuation<Void, Never>]()) }
+                state.running = false
+                defer { state.waiting = [] }
+                return (false, state.waiting)
             }
+            again = more
+            for caller in waiting { caller.resume() }
         }
     }
 
@@ -100,6 +106,23 @@ public final class Reconciler: Sendable {
             return state.retry
         }
         retry?.cancel()
+    }
+
+    /// Stops, and returns once the pass under way (if any) has ended: a pass
+    /// suspended in a call to bluetoothd (a registration awaiting its reply)
+    /// finishes first, so the owner's shutdown sees what that call did.
+    /// Without it, an advertisement registered just after the owner
+    /// unregistered could outlive the daemon (bluetoothd keeps it).
+    public func stopAfterPass() async {
+        stop()
+        await withCheckedContinuation { (caller: CheckedContinuation<Void, Never>) in
+            let now = state.withLock { state -> Bool in
+                guard state.running else { return true }
+                state.waiting.append(caller)
+                return false
+            }
+            if now { caller.resume() }
+        }
     }
 
     /// Calls `retry` after the current backoff delay (which then doubles),

@@ -60,7 +60,7 @@ actor ContinuationGattServer {
     /// Unregisters the application and takes it off the bus.
     func shutDown() async {
         guard !reconciler.isStopped else { return }
-        reconciler.stop()
+        await reconciler.stopAfterPass()
         await application?.unexport()
         application = nil
         registeredOn = nil

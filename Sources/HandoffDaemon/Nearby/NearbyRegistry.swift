@@ -5,8 +5,8 @@ import HandoffCore
 ///
 /// Entries are keyed by origin (account, epoch, per-epoch device id). Because
 /// a device takes a fresh identity every epoch, a beacon from a new origin
-/// that carries the same account, type and flags as an entry from the epoch
-/// before is taken as that entry's continuation: it keeps its id and
+/// that carries the same account and type as an entry from the epoch before
+/// (preferring one with the same flags) is taken as that entry's continuation: it keeps its id and
 /// `firstSeen`, so `list` and `watch` do not churn at every rotation.
 ///
 /// Only the origin's newest beacon, heard from the address it was first heard
@@ -105,6 +105,9 @@ public struct NearbyRegistry: Sendable {
             var entry = entries[predecessor]!
             byOrigin[entry.origin] = nil
             entry.origin = beacon.origin
+            entry.activityType = beacon.activityType
+            entry.typeHash = beacon.typeHash
+            entry.flags = beacon.flags
             entry.beacon = beacon
             entry.beaconAddress = address
             entry.beaconHeard = now
@@ -195,14 +198,19 @@ public struct NearbyRegistry: Sendable {
         }
     }
 
-    /// An entry of the same account, type and flags from the epoch just before,
-    /// not yet taken over by another origin of this epoch.
+    /// An entry of the same account and type from the epoch just before, not yet
+    /// taken over by another origin of this epoch; one with the same flags first,
+    /// then the one heard last. Flags may differ: an update that reaches the air
+    /// right after a rotation is first heard under the new identity.
     private func predecessor(of beacon: RecognizedBeacon) -> String? {
         let candidates = entries.values.filter { entry in
-            entry.account == beacon.account && entry.typeHash == beacon.typeHash && entry.flags == beacon.flags
+            entry.account == beacon.account && entry.typeHash == beacon.typeHash
                 && entry.origin.epoch.distance(to: beacon.epoch) == 1
         }
-        return candidates.max { $0.lastSeen < $1.lastSeen }?.id
+        return candidates.max { a, b in
+            let (aSame, bSame) = (a.flags == beacon.flags, b.flags == beacon.flags)
+            return aSame != bSame ? bSame : a.lastSeen < b.lastSeen
+        }?.id
     }
 
     /// Whether `sequence` is ahead of `newest` in 16-bit serial arithmetic, as the
