@@ -1,3 +1,4 @@
+import BlueZ
 import Foundation
 import HandoffCore
 import HandoffProtocol
@@ -61,30 +62,31 @@ extension HandoffDaemon {
 
     func status(for caller: Caller) async -> StatusResult {
         let radioStatus = await radio.status
-        let current = activities.current(at: .now)
+        let own = activities.current(of: caller.uid, at: .now)
+        let current = caller.uid == 0 ? own ?? activities.current(at: .now) : own
         return StatusResult(
             daemon: settings.daemonName, adapter: radioStatus.adapter, adapterAddress: radioStatus.adapterAddress,
             radio: radioStatus.phase.description, scanning: radioStatus.scanning, advertising: radioStatus.advertising,
             lastError: radioStatus.lastError, accounts: accounts.visible(to: caller.uid).map(\.name),
             nearbyCount: nearbyActivities(for: caller).count, clientCount: clients.count,
             localActivityCount: activities.count,
-            currentActivityType: current.flatMap { $0.uid == caller.uid || caller.uid == 0 ? $0.type.rawValue : nil },
+            currentActivityType: current?.type.rawValue,
             epochSeconds: settings.epochSeconds, beaconsRecognized: nearby.recognized, beaconsRejected: nearby.rejected,
             beaconCopiesRefused: nearby.copies, continuation: advertiser.policy.availability,
-            notAdvertised: notAdvertised(for: caller.uid, current: current, onAir: radioStatus.advertising))
+            notAdvertised: notAdvertised(own, of: caller.uid, radio: radioStatus))
     }
 
     /// Why `uid`'s own current activity is not on the air, if it has one that is not.
-    /// One activity is advertised at a time: the machine's current one (docs/protocol.md, status).
-    private func notAdvertised(for uid: UInt32, current: LocalActivity?, onAir: Bool) -> String? {
-        guard let own = activities.current(of: uid, at: .now) else { return nil }
-        if let current, current.id != own.id {
-            return current.uid == uid
-                ? nil
-                : "another user's activity is the current activity of this machine; handoffd advertises one at a time"
-        }
+    /// Each user's current activity has an advertising slot of its own (docs/protocol.md, status).
+    private func notAdvertised(_ own: LocalActivity?, of uid: UInt32, radio: RadioStatus) -> String? {
+        guard own != nil else { return nil }
         if !advertiser.policy.advertise { return "advertising is withheld: see continuation" }
-        if !onAir { return "the radio is not advertising: see radio and lastError" }
+        guard let account = accounts.advertisingAccount(for: uid) else { return "no account to advertise it under" }
+        guard let slot = advertiser.slot(of: account.id) else {
+            return "another user's current activity is advertised under the same account (\(account.name)); one per account"
+        }
+        if let error = radio.slotErrors[slot] { return error }
+        if !radio.advertisingSlots.contains(slot) { return "the radio is not advertising: see radio and lastError" }
         return nil
     }
 

@@ -77,7 +77,7 @@ public actor HandoffDaemon {
         for (name, pending) in outgoing.cancelAll() {
             fail(name, pending, ContinueError(.cancelled, "handoffd is stopping"))
         }
-        await radio.advertise(nil)
+        await radio.advertise([])
     }
 
     /// Swaps in a reloaded account book (SIGHUP).
@@ -131,22 +131,23 @@ public actor HandoffDaemon {
 
     // MARK: Advertising
 
-    /// Puts the current activity's beacon on the air (or takes it off), and
-    /// sets the timer for the next rotation, renewal or expiration.
+    /// Puts each user's current activity's beacon on the air under that user's
+    /// account (or takes them off), and sets the timer for the next rotation,
+    /// renewal or expiration.
     func updateAdvertisement() async {
         let instant = ContinuousClock.now
         let now = Self.wallClock()
-        let wanted = activities.current(at: instant).flatMap { current in
+        let wanted = activities.currentByUser(at: instant).compactMap { current in
             accounts.advertisingAccount(for: current.uid).map {
                 WantedBeacon(account: $0, activity: current.id, type: current.type, flags: current.flags)
             }
         }
         let decision = advertiser.decide(wanted, now: now, instant: instant)
-        if let fresh = decision.fresh {
+        for fresh in decision.fresh {
             // Known to the origin side before it is on the air: a request may follow at once.
             origin.didAdvertise(fresh.payload, account: fresh.account, activity: fresh.activity, now: now)
         }
-        if let note = decision.note { logger.info("\(note)") }
+        for note in decision.notes { logger.info("\(note)") }
         let expiration = activities.nextExpiration(after: instant)
         let next = [decision.next, expiration].compactMap { $0 }.min()
         advertiser.timer.set(at: next) { [weak self] in await self?.updateAdvertisement() }

@@ -19,16 +19,16 @@ import Logging
 actor SilentRadio: Radio {
     nonisolated let scanEvents: ScanEvents
     nonisolated var bluez: BlueZContext? { nil }
-    private var onAir: RadioAdvertisement?
+    private var onAir: [RadioAdvertisement] = []
     init() { scanEvents = ScanEvents.makeStream().events }
     var status: RadioStatus {
-        RadioStatus(phase: .ready("hci0"), adapter: "hci0", adapterAddress: "00:00:00:00:00:00", scanning: true, advertising: onAir != nil)
+        RadioStatus(phase: .ready("hci0"), adapter: "hci0", adapterAddress: "00:00:00:00:00:00", scanning: true, advertising: !onAir.isEmpty)
     }
-    func advertise(_ advertisement: RadioAdvertisement?) async { onAir = advertisement }
+    func advertise(_ advertisements: [RadioAdvertisement]) async { onAir = advertisements }
     func pauseDiscovery() async {}
     func resumeDiscovery() async {}
     func run() async {}
-    func shutDown() async { onAir = nil }
+    func shutDown() async { onAir = [] }
 }
 
 enum ProtocolFuzz {

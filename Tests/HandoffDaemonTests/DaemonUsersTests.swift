@@ -196,9 +196,34 @@ extension DaemonUsersTests {
 }
 
 extension DaemonUsersTests {
-    /// One activity is on the air at a time; a user whose activity is not is told so, and why.
+    /// Two users publishing at once are both on the air, each under their own account
+    /// in a slot of its own; one going off the air leaves the other where it was.
+    @Test func twoUsersAreOnTheAirAtOnce() async throws {
+        let rig = try await DaemonRig("air", registry: nil)
+        let alice = try await rig.client(uid: 1000)
+        let bob = try await rig.client(uid: 1001)
+        try await alice.call("account.create", ["name": "alice"])
+        try await bob.call("account.create", ["name": "bob"])
+        try await alice.call("publish", ["type": Self.type])
+        let bobs = try #require(try await bob.call("publish", ["type": Self.type])["id"] as? String)
+        let both = await rig.radio.onAirSlots
+        #expect(both.map(\.slot) == [0, 1])
+        #expect(Set(both.map(\.payload)).count == 2)
+        #expect(try await alice.call("status")["notAdvertised"] == nil)
+        #expect(try await bob.call("status")["notAdvertised"] == nil)
+        let alicesPayload = try #require(both.first?.payload)
+        try await bob.call("invalidate", ["id": bobs])
+        let after = await rig.radio.onAirSlots
+        #expect(after.map(\.slot) == [0])
+        #expect(after.first?.payload == alicesPayload)
+        await rig.stop()
+    }
+
+    /// When the adapter has no free advertising instance for a user's beacon, that
+    /// user is told so in `status`; the user already on the air is not disturbed.
     @Test func statusTellsAUserWhoseActivityIsNotOnTheAirWhy() async throws {
         let rig = try await DaemonRig("air", registry: nil)
+        await rig.radio.setInstances(1)
         let alice = try await rig.client(uid: 1000)
         let bob = try await rig.client(uid: 1001)
         try await alice.call("account.create", ["name": "alice"])
@@ -206,11 +231,11 @@ extension DaemonUsersTests {
         try await alice.call("publish", ["type": Self.type])
         #expect(try await alice.call("status")["notAdvertised"] == nil)
         let bobs = try #require(try await bob.call("publish", ["type": Self.type])["id"] as? String)
-        let reason = try await alice.call("status")["notAdvertised"] as? String
-        #expect(reason?.contains("another user's activity") == true, "\(reason ?? "nil")")
-        #expect(try await bob.call("status")["notAdvertised"] == nil)
-        try await bob.call("invalidate", ["id": bobs])
+        let reason = try await bob.call("status")["notAdvertised"] as? String
+        #expect(reason?.contains("no free advertising instance") == true, "\(reason ?? "nil")")
         #expect(try await alice.call("status")["notAdvertised"] == nil)
+        try await bob.call("invalidate", ["id": bobs])
+        #expect(try await bob.call("status")["notAdvertised"] == nil)
         await rig.stop()
     }
 }

@@ -50,6 +50,29 @@ import Testing
         try await oneWay(
             publisher: bob.onB, viewer: bob.onA, other: alice.onA, otherOrigin: alice.onB, account: "bob",
             type: Self.bobType)
+
+        // Both users publish on A at once: both beacons are on the air, each under its
+        // user's account, so each user on B lists their own, and continues it.
+        _ = try await alice.onA.call(.publish, PublishParams(type: Self.aliceType, title: "alice, both", webpageURL: "https://example.org/alice"), as: PublishResult.self)
+        _ = try await bob.onA.call(.publish, PublishParams(type: Self.bobType, title: "bob, both", webpageURL: "https://example.org/bob"), as: PublishResult.self)
+        @Sendable func listed(_ viewer: WireClient, _ account: String) async throws -> NearbyActivity? {
+            try await viewer.call(.list, EmptyResult(), as: ListResult.self).activities.first { $0.account == account }
+        }
+        try await eventually(within: .seconds(20)) {
+            let aliceSees = try await listed(alice.onB, "alice") != nil
+            let bobSees = try await listed(bob.onB, "bob") != nil
+            return aliceSees && bobSees
+        }
+        for (viewer, account) in [(alice.onB, "alice"), (bob.onB, "bob")] {
+            let nearby = try #require(try await listed(viewer, account))
+            _ = try await viewer.call(.continue, ContinueParams(id: nearby.id, timeout: 20), as: WillContinue.self)
+            guard let line = try await viewer.event(.continued, timeout: .seconds(25)) else {
+                let failed = try await viewer.event(.continueFailed, timeout: .milliseconds(10))
+                Issue.record("no continued event for \(account): \(failed.map { String(decoding: $0, as: UTF8.self) } ?? "nor a failure")")
+                continue
+            }
+            #expect(try WireFormat.eventData(ContinuedEvent.self, from: line).activity.title == "\(account), both")
+        }
         await laptops.stop()
     }
 

@@ -6,7 +6,7 @@ import HandoffProtocol
 ///
 /// As on Apple devices, the current activity is the one most recently made
 /// current (published, updated with becomeCurrent, …) that is neither resigned,
-/// invalidated nor expired. Only the current activity is advertised.
+/// invalidated nor expired. Each user's current activity is advertised.
 public struct LocalActivities: Sendable {
     public let maximumPerClient: Int
     private var activities: [String: LocalActivity] = [:]
@@ -25,6 +25,17 @@ public struct LocalActivities: Sendable {
         activities.values
             .filter { $0.becameCurrent != nil && !$0.isExpired(at: now) }
             .max { $0.becameCurrent! < $1.becameCurrent! }
+    }
+
+    /// Each user's current activity, the most recently made current first:
+    /// what is advertised, one beacon per user.
+    public func currentByUser(at now: ContinuousClock.Instant) -> [LocalActivity] {
+        var byUser: [UInt32: LocalActivity] = [:]
+        for activity in activities.values where activity.becameCurrent != nil && !activity.isExpired(at: now) {
+            if let other = byUser[activity.uid], other.becameCurrent! >= activity.becameCurrent! { continue }
+            byUser[activity.uid] = activity
+        }
+        return byUser.values.sorted { $0.becameCurrent! > $1.becameCurrent! }
     }
 
     /// The activity of `uid` most recently made current (what would be advertised for that user alone).

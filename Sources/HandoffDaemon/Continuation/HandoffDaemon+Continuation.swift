@@ -109,7 +109,9 @@ extension HandoffDaemon {
             throw error
         }
         // The account may have been removed since the beacon went out (SIGHUP, account.remove).
-        guard key(accepted.account) != nil, let activity = activities.current(at: .now), activity.id == accepted.activity
+        // Each user's current activity is on the air: the one asked for must still be its user's.
+        guard key(accepted.account) != nil, let asked = activities.activity(accepted.activity),
+            let activity = activities.current(of: asked.uid, at: .now), activity.id == accepted.activity
         else {
             logger.notice("continuation request from \(context.peer) refused: activity \(accepted.activity) is no longer current")
             throw .notCurrent
