@@ -5,6 +5,7 @@ import DBus
 import DBusTestSupport
 import Foundation
 import HandoffProtocol
+import HandoffTestSupport
 import Synchronization
 import Testing
 

@@ -1,5 +1,6 @@
 import Foundation
 import HandoffProtocol
+import HandoffTestSupport
 import Testing
 
 /// `handoffctl` end to end, against a scripted fake daemon.
