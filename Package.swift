@@ -7,6 +7,7 @@
 //   CBluetooth -> BluetoothManagement (kernel mgmt socket) -> HandoffDaemon
 //   HandoffCore (pure) -> HandoffStore (key files)
 //   HandoffProtocol -> HandoffKit -> handoffctl, HandoffAgent -> handoff-agent
+//   DesktopEntries (desktop entry files, pure) -> handoffctl, HandoffAgent
 //   HandoffLogging (stderr/journald log lines) -> handoffd, handoff-agent
 import PackageDescription
 
@@ -112,15 +113,18 @@ let package = Package(
         .executableTarget(
             name: "handoffctl",
             dependencies: [
-                "HandoffKit", "HandoffProtocol",
+                "HandoffKit", "HandoffProtocol", "DesktopEntries",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
 
+        // MARK: Desktop entries (X-Handoff-ActivityTypes, Exec lines): read by the agent and by handoffctl
+        .target(name: "DesktopEntries"),
+
         // MARK: The desktop agent: notifications for nearby activities, launching the app that continues them
         .target(
             name: "HandoffAgent",
-            dependencies: ["HandoffKit", "DBus", .product(name: "Logging", package: "swift-log")]
+            dependencies: ["HandoffKit", "DesktopEntries", "DBus", .product(name: "Logging", package: "swift-log")]
         ),
         .executableTarget(
             name: "handoff-agent",
@@ -186,7 +190,10 @@ let package = Package(
         ),
         .testTarget(
             name: "HandoffAgentTests",
-            dependencies: ["HandoffAgent", "HandoffKit", "HandoffProtocol", "DBus", "DBusTestSupport", "HandoffTestSupport"],
+            dependencies: [
+                "HandoffAgent", "DesktopEntries", "HandoffKit", "HandoffProtocol", "DBus", "DBusTestSupport",
+                "HandoffTestSupport",
+            ],
             resources: [.copy("Peers")]
         ),
         .testTarget(name: "HandoffStoreTests", dependencies: ["HandoffStore", "HandoffCore"]),
