@@ -31,10 +31,7 @@ struct RealNotificationServerTests {
             // A title from another device, with a bidi override and control characters.
             world.publishNearby(nearby("a1", title: "Chapter\u{202E} 3\u{0007}\u{001B}"))
 
-            try await world.eventually("dunst shows one notification") {
-                try await dunst.displayed() == 1 && dunst.shown().count == 1
-            }
-            let shown = try #require(dunst.shown().first)
+            let shown = try await Self.theOneShown(by: dunst, in: world)
             #expect(shown.appName == "Reader")
             #expect(shown.summary == "Chapter 3")
             #expect(shown.body.hasPrefix("Continue in Reader, from another device of alice"))
@@ -62,6 +59,14 @@ struct RealNotificationServerTests {
         }
     }
 
+    /// Waits until dunst shows exactly one notification, and returns what its script recorded.
+    static func theOneShown(by dunst: DunstSession, in world: AgentHarness) async throws -> DunstSession.Shown {
+        try await world.eventually("dunst shows one notification") {
+            try await dunst.displayed() == 1 && dunst.shown().count == 1
+        }
+        return try #require(dunst.shown().first)
+    }
+
     @Test func aWebpageOnlyActivityReachesTheBrowserThroughDunst() async throws {
         try await AgentHarness.runWithDunst { world in
             let dunst = try #require(world.dunst)
@@ -74,10 +79,7 @@ struct RealNotificationServerTests {
             try world.startAgent(environment: ["BROWSER": "\(browser) %s"])
             try await world.waitForSubscription()
             world.publishNearby(nearby("w1", type: nil, title: "A page", hasWebpageURL: true))
-            try await world.eventually("dunst shows one notification") {
-                try await dunst.displayed() == 1 && dunst.shown().count == 1
-            }
-            let shown = try #require(dunst.shown().first)
+            let shown = try await Self.theOneShown(by: dunst, in: world)
             #expect(shown.appName == "Handoff")
             #expect(shown.summary == "A page")
             #expect(shown.body.hasPrefix("Open it in the web browser"))
