@@ -88,11 +88,23 @@ final class DunstSession: Sendable {
         mv "$out.tmp" "$out"
         """.write(toFile: script, atomically: true, encoding: .utf8)
         chmod(script, 0o755)
+        let menu = directory + "/menu.sh"
+        try """
+        #!/bin/sh
+        # dunst's context menu (its dmenu setting): the choices come on standard input, one a line,
+        # and the chosen one goes to standard output. This one chooses the line of the action
+        # key named in menu.choice, and keeps the choices in menu.in.
+        cat > '\(directory)/menu.tmp'
+        grep -m1 -F ",$(cat '\(directory)/menu.choice')]" '\(directory)/menu.tmp'
+        mv '\(directory)/menu.tmp' '\(directory)/menu.in'
+        """.write(toFile: menu, atomically: true, encoding: .utf8)
+        chmod(menu, 0o755)
         let config = directory + "/dunstrc"
         try """
         [global]
             history_length = 20
             font = Monospace 8
+            dmenu = \(menu)
 
         [handoff-record]
             category = "x-handoff.activity"
@@ -151,6 +163,24 @@ final class DunstSession: Sendable {
         try await observer.call(
             destination: "org.freedesktop.Notifications", path: "/org/freedesktop/Notifications",
             interface: Self.cmd, member: "NotificationAction", [.uint32(position)])
+    }
+
+    /// Opens dunst's context menu (`dunstctl context`), which lists the actions of the
+    /// notifications on screen as dunst shows them, chooses the action `key` there, and
+    /// returns the menu's lines (`#Label (summary) [id,key]`).
+    func contextMenu(choosing key: String) async throws -> [String] {
+        let file = directory + "/menu.in"
+        try? FileManager.default.removeItem(atPath: file)
+        try key.write(toFile: directory + "/menu.choice", atomically: true, encoding: .utf8)
+        try await observer.call(
+            destination: "org.freedesktop.Notifications", path: "/org/freedesktop/Notifications",
+            interface: Self.cmd, member: "ContextMenuCall")
+        let deadline = ContinuousClock.now + .seconds(15)
+        while !FileManager.default.fileExists(atPath: file) {
+            guard ContinuousClock.now < deadline else { throw TestFailure("dunst did not open its context menu; its log:\n\(log)") }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        return try String(contentsOfFile: file, encoding: .utf8).split(separator: "\n").map(String.init)
     }
 
     /// The summaries of the notifications in dunst's history (closed ones), newest first

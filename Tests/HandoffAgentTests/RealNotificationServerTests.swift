@@ -90,6 +90,59 @@ struct RealNotificationServerTests {
         }
     }
 
+    @Test func dunstsContextMenuOffersContinueAndDismissAndContinueLaunchesTheApp() async throws {
+        try await AgentHarness.runWithDunst { world in
+            let dunst = try #require(world.dunst)
+            let app = try world.recorder("reader")
+            try world.writeEntry(
+                """
+                [Desktop Entry]
+                Type=Application
+                Name=Reader
+                Exec=\(app) %u
+                X-Handoff-ActivityTypes=org.example.reading;
+                """, named: "org.example.Reader.desktop")
+            let restored = ContinuedActivity(type: "org.example.reading", title: "Chapter 3", account: "alice", device: "0a0b0c0d")
+            world.withState { $0.continued["a1"] = restored }
+            try world.startAgent()
+            try await world.waitForSubscription()
+            world.publishNearby(nearby("a1", title: "Chapter 3"))
+            let shown = try await Self.theOneShown(by: dunst, in: world)
+
+            // The buttons as dunst offers them: Continue (also the default action) and Dismiss.
+            let menu = try await dunst.contextMenu(choosing: "continue")
+            #expect(Set(menu) == [
+                "#Continue (Chapter 3) [\(shown.id),continue]", "#Continue (Chapter 3) [\(shown.id),default]",
+                "#Dismiss (Chapter 3) [\(shown.id),dismiss]",
+            ])
+            let argv = try await world.recordedArguments("reader")
+            #expect(argv.count == 1)
+            let handed = try JSONDecoder().decode(
+                HandedOverActivity.self, from: Data(contentsOf: URL(fileURLWithPath: world.root + "/out/reader.handed")))
+            #expect(handed.activity == restored)
+        }
+    }
+
+    @Test func dismissingInDunstWithdrawsItUntilTheActivityChanges() async throws {
+        try await AgentHarness.runWithDunst { world in
+            let dunst = try #require(world.dunst)
+            try world.startAgent()
+            try await world.waitForSubscription()
+            world.publishNearby(nearby("a1", type: nil, title: "Chapter 3", hasWebpageURL: true))
+            _ = try await Self.theOneShown(by: dunst, in: world)
+            _ = try await dunst.contextMenu(choosing: "dismiss")
+            try await world.eventually("dunst no longer shows it") { try await dunst.displayed() == 0 }
+            // A new signal strength changes nothing; a new title shows it again.
+            world.publishNearby(nearby("a1", type: nil, title: "Chapter 3", hasWebpageURL: true, rssi: -80))
+            try await Task.sleep(for: .milliseconds(500))
+            #expect(try await dunst.displayed() == 0)
+            world.publishNearby(nearby("a1", type: nil, title: "Chapter 4", hasWebpageURL: true))
+            try await world.eventually("dunst shows the new title") {
+                try await dunst.displayed() == 1 && dunst.shown().last?.summary == "Chapter 4"
+            }
+        }
+    }
+
     @Test func aLostActivityLeavesDunstsScreen() async throws {
         try await AgentHarness.runWithDunst { world in
             let dunst = try #require(world.dunst)
