@@ -72,7 +72,7 @@ e2e: deps
 
 check: deps
 	$(SWIFT) build --build-tests $(SWIFT_FLAGS)
-	$(SWIFT) test --skip-build --filter 'HandoffCoreTests|HandoffStoreTests|HandoffProtocolTests|DBusTests' $(SWIFT_FLAGS)
+	$(SWIFT) test --skip-build --filter 'HandoffCoreTests|HandoffStoreTests|HandoffProtocolTests|DBusTests|DesktopEntriesTests' $(SWIFT_FLAGS)
 
 demo: build
 	scripts/demo.sh

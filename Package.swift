@@ -197,6 +197,7 @@ let package = Package(
             resources: [.copy("Peers")]
         ),
         .testTarget(name: "HandoffStoreTests", dependencies: ["HandoffStore", "HandoffCore"]),
+        .testTarget(name: "DesktopEntriesTests", dependencies: ["DesktopEntries"]),
     ],
     swiftLanguageModes: [.v6]
 )
