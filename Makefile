@@ -6,7 +6,7 @@
 #   make e2e     the end-to-end suite on real bluetoothd in a qemu guest (root; docs/e2e.md)
 #   make bench   measure, and write the figures to docs/BENCHMARKS.md
 #   make bench-continue   continue latency on real bluetoothd in the VM rig (root)
-#   make fuzz    run the beacon decoder under libFuzzer for FUZZ_SECONDS (default 60)
+#   make fuzz    run the beacon decoder and the protocol dispatch under libFuzzer, FUZZ_SECONDS each (default 60)
 #   make deb     the Debian package dist/handoff_<version>_<arch>.deb (lintian-clean)
 #   make deb-test  install, run and purge that package in a throwaway Debian root (root)
 

@@ -154,6 +154,9 @@ let package = Package(
         .executableTarget(name: "BeaconBench", dependencies: ["HandoffCore"]),
         .executableTarget(name: "ScanBench", dependencies: ["BlueZ", "DBus"]),
         .executableTarget(name: "BeaconFuzz", dependencies: ["HandoffCore"]),
+        .executableTarget(
+            name: "ProtocolFuzz",
+            dependencies: ["BlueZ", "HandoffDaemon", "HandoffProtocol", .product(name: "Logging", package: "swift-log")]),
 
         // MARK: Simulated bluetoothd for tests and demos (shares no code with BlueZ)
         .target(name: "BlueZSimulator", dependencies: ["DBus"]),

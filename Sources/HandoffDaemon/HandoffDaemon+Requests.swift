@@ -13,17 +13,18 @@ extension HandoffDaemon {
 
     /// Forgets a closed connection, cancels its continuations and invalidates its activities.
     func disconnect(_ client: UInt64) async {
-        guard clients.remove(client) != nil else { return }
+        guard let gone = clients.remove(client) else { return }
         outgoing.cancelAll(of: client)
-        let gone = activities.removeAll(of: client)
-        logger.debug("client \(client) disconnected; \(gone.count) activities invalidated")
-        if !gone.isEmpty { await updateAdvertisement() }
+        // Its declared types go with it; entries already named keep their names.
+        if !gone.handles.isEmpty { _ = nearby.declare(clients.declared, accounts: Array(accounts.keys.values)) }
+        let invalidated = activities.removeAll(of: client)
+        logger.debug("client \(client) disconnected; \(invalidated.count) activities invalidated")
+        if !invalidated.isEmpty { await updateAdvertisement() }
     }
 
     /// `hello`, after the gateway agreed on a version: the app's name and the types it handles.
     func hello(app: String, handles: [String], from caller: Caller) throws(ProtocolError) {
-        let new = try clients.hello(caller.client, app: app, handles: handles)
-        guard !new.isEmpty else { return }
+        guard try clients.hello(caller.client, app: app, handles: handles) else { return }
         // Entries heard before a type was declared get its name now.
         for entry in nearby.declare(clients.declared, accounts: Array(accounts.keys.values)) { tell(.updated, entry) }
     }
@@ -69,7 +70,22 @@ extension HandoffDaemon {
             localActivityCount: activities.count,
             currentActivityType: current.flatMap { $0.uid == caller.uid || caller.uid == 0 ? $0.type.rawValue : nil },
             epochSeconds: settings.epochSeconds, beaconsRecognized: nearby.recognized, beaconsRejected: nearby.rejected,
-            beaconCopiesRefused: nearby.copies, continuation: advertiser.policy.availability)
+            beaconCopiesRefused: nearby.copies, continuation: advertiser.policy.availability,
+            notAdvertised: notAdvertised(for: caller.uid, current: current, onAir: radioStatus.advertising))
+    }
+
+    /// Why `uid`'s own current activity is not on the air, if it has one that is not.
+    /// One activity is advertised at a time: the machine's current one (docs/protocol.md, status).
+    private func notAdvertised(for uid: UInt32, current: LocalActivity?, onAir: Bool) -> String? {
+        guard let own = activities.current(of: uid, at: .now) else { return nil }
+        if let current, current.id != own.id {
+            return current.uid == uid
+                ? nil
+                : "another user's activity is the current activity of this machine; handoffd advertises one at a time"
+        }
+        if !advertiser.policy.advertise { return "advertising is withheld: see continuation" }
+        if !onAir { return "the radio is not advertising: see radio and lastError" }
+        return nil
     }
 
     // MARK: Accounts

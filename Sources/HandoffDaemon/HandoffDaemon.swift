@@ -137,7 +137,7 @@ public actor HandoffDaemon {
         let instant = ContinuousClock.now
         let now = Self.wallClock()
         let wanted = activities.current(at: instant).flatMap { current in
-            accounts.visible(to: current.uid).first.map {
+            accounts.advertisingAccount(for: current.uid).map {
                 WantedBeacon(account: $0, activity: current.id, type: current.type, flags: current.flags)
             }
         }

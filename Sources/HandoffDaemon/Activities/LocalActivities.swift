@@ -27,6 +27,13 @@ public struct LocalActivities: Sendable {
             .max { $0.becameCurrent! < $1.becameCurrent! }
     }
 
+    /// The activity of `uid` most recently made current (what would be advertised for that user alone).
+    public func current(of uid: UInt32, at now: ContinuousClock.Instant) -> LocalActivity? {
+        activities.values
+            .filter { $0.uid == uid && $0.becameCurrent != nil && !$0.isExpired(at: now) }
+            .max { $0.becameCurrent! < $1.becameCurrent! }
+    }
+
     /// The earliest expiration still ahead, for scheduling.
     public func nextExpiration(after now: ContinuousClock.Instant) -> ContinuousClock.Instant? {
         activities.values.compactMap(\.expiration).filter { $0 > now }.min()
@@ -109,6 +116,7 @@ public struct LocalActivities: Sendable {
                     .payloadTooLarge,
                     "title is \(title.utf8.count) bytes; the limit is \(ProtocolLimits.maximumTitleBytes)")
             }
+            if let problem = ActivityTitle.problem(title) { throw ProtocolError(.invalidParams, problem) }
             activity.title = title
         }
         if let userInfo {
