@@ -11,16 +11,7 @@ struct RealNotificationServerTests {
     @Test func dunstShowsTheActivityAndItsActionLaunchesTheDeclaringApp() async throws {
         try await AgentHarness.runWithDunst { world in
             let dunst = try #require(world.dunst)
-            let app = try world.recorder("reader")
-            try world.writeEntry(
-                """
-                [Desktop Entry]
-                Type=Application
-                Name=Reader
-                Icon=reader
-                Exec=\(app) --open %f
-                X-Handoff-ActivityTypes=org.example.reading;
-                """, named: "org.example.Reader.desktop")
+            try Self.installReader(in: world, exec: "--open %f")
             let restored = ContinuedActivity(
                 type: "org.example.reading", title: "Chapter 3", userInfo: ["page": 42],
                 webpageURL: "https://example.org/book#3", account: "alice", device: "0a0b0c0d")
@@ -59,6 +50,21 @@ struct RealNotificationServerTests {
         }
     }
 
+    /// A desktop entry for "Reader", declaring org.example.reading, whose Exec starts the
+    /// recorder `reader` with `arguments`.
+    static func installReader(in world: AgentHarness, exec arguments: String) throws {
+        let app = try world.recorder("reader")
+        try world.writeEntry(
+            """
+            [Desktop Entry]
+            Type=Application
+            Name=Reader
+            Icon=reader
+            Exec=\(app) \(arguments)
+            X-Handoff-ActivityTypes=org.example.reading;
+            """, named: "org.example.Reader.desktop")
+    }
+
     /// Waits until dunst shows exactly one notification, and returns what its script recorded.
     static func theOneShown(by dunst: DunstSession, in world: AgentHarness) async throws -> DunstSession.Shown {
         try await world.eventually("dunst shows one notification") {
@@ -93,15 +99,7 @@ struct RealNotificationServerTests {
     @Test func dunstsContextMenuOffersContinueAndDismissAndContinueLaunchesTheApp() async throws {
         try await AgentHarness.runWithDunst { world in
             let dunst = try #require(world.dunst)
-            let app = try world.recorder("reader")
-            try world.writeEntry(
-                """
-                [Desktop Entry]
-                Type=Application
-                Name=Reader
-                Exec=\(app) %u
-                X-Handoff-ActivityTypes=org.example.reading;
-                """, named: "org.example.Reader.desktop")
+            try Self.installReader(in: world, exec: "%u")
             let restored = ContinuedActivity(type: "org.example.reading", title: "Chapter 3", account: "alice", device: "0a0b0c0d")
             world.withState { $0.continued["a1"] = restored }
             try world.startAgent()
