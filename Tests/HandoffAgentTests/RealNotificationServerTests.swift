@@ -20,7 +20,7 @@ struct RealNotificationServerTests {
             try await world.waitForSubscription()
             #expect(try await dunst.displayed() == 0)
             // A title from another device, with a bidi override and control characters.
-            world.publishNearby(nearby("a1", title: "Chapter\u{202E} 3\u{0007}\u{001B}"))
+            world.publishNearby(nearby("a1", title: "Chapter\u{200F}\u{202E} 3\u{0007}\u{001B}"))
 
             let shown = try await Self.theOneShown(by: dunst, in: world)
             #expect(shown.appName == "Reader")
