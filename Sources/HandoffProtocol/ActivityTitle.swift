@@ -16,6 +16,12 @@ public enum ActivityTitle {
         return nil
     }
 
+    /// Whether `scalar` is one that a title may not contain (what `problem` looks for),
+    /// for a client that shows text from elsewhere and removes these rather than refusing it.
+    public static func isForbidden(_ scalar: Unicode.Scalar) -> Bool {
+        kind(of: scalar.value) != nil
+    }
+
     private static func kind(of value: UInt32) -> String? {
         switch value {
         case 0x00...0x1F, 0x7F...0x9F: return "a control character"
