@@ -69,7 +69,8 @@ extension HandoffDaemon {
             localActivityCount: activities.count,
             currentActivityType: current.flatMap { $0.uid == caller.uid || caller.uid == 0 ? $0.type.rawValue : nil },
             epochSeconds: settings.epochSeconds, beaconsRecognized: nearby.recognized, beaconsRejected: nearby.rejected,
-            beaconCopiesRefused: nearby.copies, continuation: advertiser.policy.availability)
+            beaconCopiesRefused: nearby.copies, continuation: advertiser.policy.availability,
+            scanReportsDropped: radioStatus.droppedReports)
     }
 
     // MARK: Accounts

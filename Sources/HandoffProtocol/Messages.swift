@@ -188,12 +188,16 @@ public struct StatusResult: Sendable, Codable, Hashable {
     /// Whether activities published here can be continued elsewhere (LE privacy);
     /// absent from daemons that predate it.
     public var continuation: ContinuationAvailability?
+    /// Scan reports dropped since the daemon started because it fell behind the
+    /// radio; absent from daemons that predate it.
+    public var scanReportsDropped: UInt64?
 
     public init(
         daemon: String, adapter: String?, adapterAddress: String?, radio: String, scanning: Bool, advertising: Bool,
         lastError: String?, accounts: [String], nearbyCount: Int, clientCount: Int, localActivityCount: Int,
         currentActivityType: String?, epochSeconds: UInt32, beaconsRecognized: UInt64, beaconsRejected: UInt64,
-        beaconCopiesRefused: UInt64? = nil, continuation: ContinuationAvailability? = nil
+        beaconCopiesRefused: UInt64? = nil, continuation: ContinuationAvailability? = nil,
+        scanReportsDropped: UInt64? = nil
     ) {
         self.daemon = daemon
         self.adapter = adapter
@@ -212,6 +216,7 @@ public struct StatusResult: Sendable, Codable, Hashable {
         self.beaconsRejected = beaconsRejected
         self.beaconCopiesRefused = beaconCopiesRefused
         self.continuation = continuation
+        self.scanReportsDropped = scanReportsDropped
     }
 }
 
