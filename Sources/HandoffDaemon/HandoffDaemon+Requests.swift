@@ -70,7 +70,7 @@ extension HandoffDaemon {
             currentActivityType: current.flatMap { $0.uid == caller.uid || caller.uid == 0 ? $0.type.rawValue : nil },
             epochSeconds: settings.epochSeconds, beaconsRecognized: nearby.recognized, beaconsRejected: nearby.rejected,
             beaconCopiesRefused: nearby.copies, continuation: advertiser.policy.availability,
-            scanReportsDropped: radioStatus.droppedReports)
+            scanReportsDropped: radioStatus.droppedReports, scanReportsHeard: nearby.heard)
     }
 
     // MARK: Accounts

@@ -191,13 +191,16 @@ public struct StatusResult: Sendable, Codable, Hashable {
     /// Scan reports dropped since the daemon started because it fell behind the
     /// radio; absent from daemons that predate it.
     public var scanReportsDropped: UInt64?
+    /// Scan reports the daemon took since it started (recognised, rejected or
+    /// repeats); absent from daemons that predate it.
+    public var scanReportsHeard: UInt64?
 
     public init(
         daemon: String, adapter: String?, adapterAddress: String?, radio: String, scanning: Bool, advertising: Bool,
         lastError: String?, accounts: [String], nearbyCount: Int, clientCount: Int, localActivityCount: Int,
         currentActivityType: String?, epochSeconds: UInt32, beaconsRecognized: UInt64, beaconsRejected: UInt64,
         beaconCopiesRefused: UInt64? = nil, continuation: ContinuationAvailability? = nil,
-        scanReportsDropped: UInt64? = nil
+        scanReportsDropped: UInt64? = nil, scanReportsHeard: UInt64? = nil
     ) {
         self.daemon = daemon
         self.adapter = adapter
@@ -217,6 +220,7 @@ public struct StatusResult: Sendable, Codable, Hashable {
         self.beaconCopiesRefused = beaconCopiesRefused
         self.continuation = continuation
         self.scanReportsDropped = scanReportsDropped
+        self.scanReportsHeard = scanReportsHeard
     }
 }
 

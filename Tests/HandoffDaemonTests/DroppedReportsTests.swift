@@ -89,6 +89,12 @@ import Testing
         try await Task.sleep(for: interval * 1.5)
         #expect(lines.times.count == times.count)
 
+        // The 16 kept are still there for the daemon: together, every report.
+        #expect(try await client.call("status")["scanReportsHeard"] as? Int == 0)
+        let daemonTask = Task { await daemon.run() }
+        try await eventually { try await client.call("status")["scanReportsHeard"] as? Int == 16 }
+        daemonTask.cancel()
+
         radioTask.cancel()
         _ = await radioTask.value
         manager.stop()
