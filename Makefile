@@ -78,7 +78,7 @@ demo: build
 	scripts/demo.sh
 
 bench: deps
-	scripts/bench.sh
+	SWIFT="$(SWIFT)" SWIFT_FLAGS="$(SWIFT_FLAGS)" INSTALL_BUILD_FLAGS="$(INSTALL_BUILD_FLAGS)" scripts/bench.sh
 
 # Continue latency on real bluetoothd in the VM rig (root: qemu boots /boot's kernel).
 bench-continue: deps

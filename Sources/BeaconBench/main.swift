@@ -4,6 +4,10 @@
 // exits with status 1 if this build gets any of them wrong.
 // `--recognise-only PASSES [BEACONS]` runs only the cold recognition with
 // 1,000 accounts, for profilers (see below).
+// `--flood-account DIRECTORY COUNT` writes a new account's key file (mode 0600)
+// into DIRECTORY as `bench.handoff-key` and prints COUNT beacons of it, in hex,
+// one per line, each from a device of its own, current now: the own beacons of
+// `make bench`'s whole-daemon section.
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -160,6 +164,29 @@ if FileManager.default.fileExists(atPath: vectorPath) {
 // prints the rate. Instructions per recognition are the difference between a
 // run with PASSES = k and one with PASSES = 0, divided by k × BEACONS (e.g.
 // under `perf stat -e instructions:u` or `valgrind --tool=callgrind`).
+if let flag = CommandLine.arguments.firstIndex(of: "--flood-account") {
+    let arguments = Array(CommandLine.arguments[(flag + 1)...])
+    guard arguments.count == 2, let count = Int(arguments[1]), count > 0 else {
+        FileHandle.standardError.write(Data("usage: BeaconBench --flood-account DIRECTORY COUNT\n".utf8))
+        exit(2)
+    }
+    let key = try AccountKey.generate(name: "bench")
+    let wall = Date().timeIntervalSince1970
+    let text = Array(AccountKeyFile(key: key, created: UInt64(wall)).encoded().utf8)
+    let fd = open(arguments[0] + "/bench.handoff-key", O_WRONLY | O_CREAT | O_EXCL, 0o600)
+    guard fd >= 0, write(fd, text, text.count) == text.count, close(fd) == 0 else {
+        FileHandle.standardError.write(Data("BeaconBench: cannot write the key file in \(arguments[0])\n".utf8))
+        exit(1)
+    }
+    for _ in 0..<count {
+        // A fresh encoder is a fresh device: its own per-epoch identity.
+        var encoder = BeaconEncoder(configuration: configuration)
+        let beacon = encoder.encode(account: key, activityType: activity, flags: [], now: wall)
+        print(beacon.map { String(format: "%02x", $0) }.joined())
+    }
+    exit(0)
+}
+
 if let flag = CommandLine.arguments.firstIndex(of: "--recognise-only") {
     let arguments = CommandLine.arguments[(flag + 1)...].compactMap { Int($0) }
     let passes = arguments.first ?? 1

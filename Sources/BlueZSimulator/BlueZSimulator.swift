@@ -36,6 +36,8 @@ public actor BlueZSimulator {
     /// Adapters whose controller went on scanning when bluetoothd was killed, and until when.
     private var killedScans: [String: ContinuousClock.Instant] = [:]
     private var stopWaiters: [CheckedContinuation<Void, Never>] = []
+    /// What `StartFlood` sends (`SetFloodPayloads`); empty: the numbered pattern.
+    private var floodPayloads: [[UInt8]] = []
     /// The adapters that exist (the "hardware"): they survive restarts.
     public private(set) var adapterNames: [String]
 
@@ -199,7 +201,16 @@ public actor BlueZSimulator {
         async throws(DBusError)
     {
         guard let daemon else { throw DBusError(.failed, "org.bluez is not running") }
-        try await daemon.startFlood(on: adapter, devices: devices, rate: reportsPerSecond, total: UInt64(totalReports))
+        try await daemon.startFlood(
+            on: adapter, devices: devices, rate: reportsPerSecond, total: UInt64(totalReports), payloads: floodPayloads)
+    }
+
+    /// See `org.handoff.Simulator1.SetFloodPayloads` in docs/simulator.md.
+    public func setFloodPayloads(_ payloads: [[UInt8]]) throws(DBusError) {
+        guard payloads.allSatisfy({ $0.count <= 255 }) else {
+            throw DBusError(.invalidArgs, "a payload is at most 255 bytes")
+        }
+        floodPayloads = payloads
     }
 
     public func stopFlood() async throws(DBusError) {
@@ -272,6 +283,11 @@ public actor BlueZSimulator {
                     else { return [] }
                     try await self?.startFlood(
                         adapter: adapter, devices: devices, reportsPerSecond: rate, totalReports: total)
+                    return []
+                },
+                DBusMethod("SetFloodPayloads", inputs: "aay", argumentNames: ["payloads"]) { [weak self] call in
+                    let payloads = call.body[0].arrayElements?.compactMap(\.bytes) ?? []
+                    try await self?.setFloodPayloads(payloads)
                     return []
                 },
                 DBusMethod("StopFlood") { [weak self] _ in

@@ -73,7 +73,8 @@ extension HandoffDaemon {
             currentActivityType: current?.type.rawValue,
             epochSeconds: settings.epochSeconds, beaconsRecognized: nearby.recognized, beaconsRejected: nearby.rejected,
             beaconCopiesRefused: nearby.copies, continuation: advertiser.policy.availability,
-            notAdvertised: notAdvertised(own, of: caller.uid, radio: radioStatus))
+            notAdvertised: notAdvertised(own, of: caller.uid, radio: radioStatus),
+            scanReportsDropped: radioStatus.droppedReports, scanReportsHeard: nearby.heard)
     }
 
     /// Why `uid`'s own current activity is not on the air, if it has one that is not.

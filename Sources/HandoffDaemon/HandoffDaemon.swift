@@ -108,7 +108,11 @@ public actor HandoffDaemon {
             }
             tell(name, entry)
         }
-        scheduleExpiry()
+        // A change only sets an expiry later than any before it (now + expiry), so
+        // a timer already set comes no later than needed: when it finds nothing
+        // expired it sets itself again. Finding the earliest expiry visits every
+        // entry, too much to do per appearance when many come at once.
+        if !nearby.timer.isSet { scheduleExpiry() }
     }
 
     func scheduleExpiry() {

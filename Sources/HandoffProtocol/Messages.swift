@@ -191,12 +191,19 @@ public struct StatusResult: Sendable, Codable, Hashable {
     /// Why the caller's own current activity is not on the air; absent when it is, or
     /// when the caller has none.
     public var notAdvertised: String?
+    /// Scan reports dropped since the daemon started because it fell behind the
+    /// radio; absent from daemons that predate it.
+    public var scanReportsDropped: UInt64?
+    /// Scan reports the daemon took since it started (recognised, rejected or
+    /// repeats); absent from daemons that predate it.
+    public var scanReportsHeard: UInt64?
 
     public init(
         daemon: String, adapter: String?, adapterAddress: String?, radio: String, scanning: Bool, advertising: Bool,
         lastError: String?, accounts: [String], nearbyCount: Int, clientCount: Int, localActivityCount: Int,
         currentActivityType: String?, epochSeconds: UInt32, beaconsRecognized: UInt64, beaconsRejected: UInt64,
-        beaconCopiesRefused: UInt64? = nil, continuation: ContinuationAvailability? = nil, notAdvertised: String? = nil
+        beaconCopiesRefused: UInt64? = nil, continuation: ContinuationAvailability? = nil, notAdvertised: String? = nil,
+        scanReportsDropped: UInt64? = nil, scanReportsHeard: UInt64? = nil
     ) {
         self.notAdvertised = notAdvertised
         self.daemon = daemon
@@ -216,6 +223,8 @@ public struct StatusResult: Sendable, Codable, Hashable {
         self.beaconsRejected = beaconsRejected
         self.beaconCopiesRefused = beaconCopiesRefused
         self.continuation = continuation
+        self.scanReportsDropped = scanReportsDropped
+        self.scanReportsHeard = scanReportsHeard
     }
 }
 

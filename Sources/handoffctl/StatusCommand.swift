@@ -12,8 +12,8 @@ struct StatusCommand: AsyncParsableCommand {
             Prints the daemon's state as you may see it: the adapter in use, what the radio is \
             doing, whether it scans and advertises, whether activities published here can be \
             continued on other devices (LE address privacy) and how to fix it, your accounts, how many nearby activities, \
-            clients and published activities there are, the beacon counters and the last radio \
-            error.
+            clients and published activities there are, the beacon counters, the scan reports the \
+            daemon dropped because it fell behind, and the last radio error.
 
             With --json, prints the daemon's "status" result unchanged as one JSON object.
 
@@ -46,6 +46,11 @@ struct StatusCommand: AsyncParsableCommand {
         return "\(state): \(reason)\(fix)"
     }
 
+    /// `none`, or how many reports the daemon dropped because it fell behind.
+    static func dropped(_ count: UInt64) -> String {
+        count == 0 ? "none" : "\(count) report(s) dropped: the daemon fell behind the radio (see its log)"
+    }
+
     /// Aligned `key: value` lines.
     static func render(_ status: StatusResult) -> String {
         var adapter = status.adapter ?? "none"
@@ -67,6 +72,7 @@ struct StatusCommand: AsyncParsableCommand {
             ("published", published),
             ("rotation", "every \(status.epochSeconds) s"),
             ("beacons", beacons),
+            ("scan drops", status.scanReportsDropped.map(dropped) ?? "not reported (handoffd predates the count)"),
             ("last error", status.lastError.map { Terminal.singleLine($0, limit: 200) } ?? "none"),
         ]
         let width = (lines.map(\.0.count).max() ?? 0) + 1

@@ -140,6 +140,9 @@ struct HandoffCtlTests {
         #expect(outcome.stdout.contains("continuation: available (LE privacy on, hci0)\n"))
         #expect(outcome.stdout.contains("last error:   none\n"))
         #expect(outcome.stdout.contains("beacons:      12 recognized, 3 rejected, 4 copies refused\n"))
+        #expect(
+            outcome.stdout.contains(
+                "scan drops:   7 report(s) dropped: the daemon fell behind the radio (see its log)\n"))
     }
 
     @Test func aMissingDaemonIsReportedOnStandardError() async throws {

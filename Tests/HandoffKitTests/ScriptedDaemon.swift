@@ -64,7 +64,8 @@ final class ScriptedDaemon: Sendable {
         advertising: false, lastError: nil, accounts: ["alice"], nearbyCount: 1, clientCount: 2, localActivityCount: 0,
         currentActivityType: nil, epochSeconds: 600, beaconsRecognized: 12, beaconsRejected: 3,
         beaconCopiesRefused: 4, continuation: ContinuationAvailability(
-            state: "available", addressPrivacy: "on", adapter: "hci0", reason: "LE privacy on, hci0"))
+            state: "available", addressPrivacy: "on", adapter: "hci0", reason: "LE privacy on, hci0"),
+        scanReportsDropped: 7)
 
     static let sampleCode = "2000-G40R-40M3-0E20-9185-GR38-E1W8-124G-K2GA-HC5R-R34D-1P70-X3RF-GR6N"
 

@@ -40,6 +40,11 @@ public actor LERadio: Radio {
         /// 50 ms is below a beacon's own advertising interval (100 ms or more)
         /// and below what a person notices (docs/BENCHMARKS.md, "Scanning").
         public var reportCoalescing: Duration = .milliseconds(50)
+        /// Scan events kept for a consumer that falls behind before the oldest
+        /// are dropped (counted in `RadioStatus.droppedReports` and logged).
+        public var reportBuffer = 4096
+        /// At most one log line about dropped reports per this interval.
+        public var droppedReportLogInterval: Duration = .seconds(60)
         /// How failed passes are retried.
         public var retry = Reconciler.Backoff()
         /// How long the adapter may take to report `Discovering` after
@@ -96,7 +101,8 @@ public actor LERadio: Radio {
         self.reconciler = Reconciler(backoff: configuration.retry)
         self.scanner = AdvertisementScanner(
             manager: manager, adapter: nil, companyID: configuration.companyID,
-            coalescing: configuration.reportCoalescing)
+            bufferSize: configuration.reportBuffer, coalescing: configuration.reportCoalescing, logger: logger,
+            dropLogInterval: configuration.droppedReportLogInterval)
     }
 
     /// The scan events of the chosen adapter.

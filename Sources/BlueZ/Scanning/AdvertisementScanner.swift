@@ -1,4 +1,5 @@
 import DBus
+import Logging
 import Synchronization
 
 /// Turns bluetoothd's Device1 objects into a stream of advertisement reports
@@ -14,6 +15,10 @@ import Synchronization
 /// observer (`observeAdvertisements`, typed, no property dictionaries), on the
 /// D-Bus connection's thread; only the finished events cross to the consumer.
 /// The event buffer is bounded (oldest dropped), so a flood cannot grow memory.
+/// Every dropped event is counted (`counters.dropped`) and, with a logger,
+/// said: a warning at the first drop, then at most one line per
+/// `dropLogInterval` with the count since the line before, so a daemon that
+/// keeps falling behind logs once a minute rather than once per report.
 ///
 /// With a `coalescing` interval, events are handed over in batches: the first
 /// event of a batch starts the interval, and when it ends every event gathered
@@ -31,6 +36,29 @@ public final class AdvertisementScanner: Sendable {
         /// Events waiting for the end of the coalescing interval.
         var pending: [ScanEvent] = []
         var flushScheduled = false
+        /// Dropped since the last log line, when that line was written, and
+        /// whether the next one is scheduled.
+        var droppedSinceLine: UInt64 = 0
+        var lastDropLine: ContinuousClock.Instant?
+        var dropLineScheduled = false
+    }
+
+    /// What to do about drops once the state lock is released.
+    private enum DropNote {
+        var isNothing: Bool { if case .nothing = self { true } else { false } }
+
+        case nothing
+        /// Log that `count` events were dropped since the last line (`total` in all).
+        case log(count: UInt64, total: UInt64)
+        /// Come back after the interval to log what was dropped meanwhile.
+        case schedule(Duration)
+    }
+
+    /// What a locked section leaves to do after the lock: start a coalescing
+    /// interval, and whatever drops ask for.
+    private struct AfterLock {
+        var startInterval = false
+        var drops = DropNote.nothing
     }
     private let companyID: UInt16
     /// The object manager's connection: its thread runs the coalescing timer.
@@ -42,6 +70,8 @@ public final class AdvertisementScanner: Sendable {
     private let state: Mutex<State>
     private let channel: ScanEventChannel
     private let tokens: Mutex<[ObserverToken]> = Mutex([])
+    private let logger: Logger?
+    private let dropLogInterval: Duration
 
     /// Starts turning `manager`'s changes into events.
     /// - Parameters:
@@ -49,11 +79,15 @@ public final class AdvertisementScanner: Sendable {
     ///   - bufferSize: events kept for a slow consumer before the oldest are dropped.
     ///   - coalescing: how long events may wait to be handed over together; zero
     ///     hands each one over at once.
+    ///   - logger: where drops are said (rate-limited); nil counts them only.
+    ///   - dropLogInterval: at most one drop line per this interval.
     public init(
         manager: BlueZObjectManager, adapter: DBusObjectPath?, companyID: UInt16, bufferSize: Int = 4096,
-        coalescing: Duration = .zero
+        coalescing: Duration = .zero, logger: Logger? = nil, dropLogInterval: Duration = .seconds(60)
     ) {
         self.companyID = companyID
+        self.logger = logger
+        self.dropLogInterval = dropLogInterval
         self.connection = manager.connection
         self.coalescing = coalescing
         coalesces = coalescing > .zero
@@ -90,45 +124,97 @@ public final class AdvertisementScanner: Sendable {
         state.withLock { ($0.reports, $0.dropped) }
     }
 
-    /// Queues an event; true when it starts a coalescing interval, whose end
-    /// the caller must schedule (`scheduleFlush`, outside the lock).
-    private func enqueue(_ event: ScanEvent, _ state: inout State) -> Bool {
+    /// Queues an event; says what the caller must do outside the lock (`finish`):
+    /// schedule the end of a coalescing interval it starts, say drops.
+    private func enqueue(_ event: ScanEvent, _ state: inout State) -> AfterLock {
         guard coalesces else {
-            state.dropped += UInt64(channel.append(contentsOf: CollectionOfOne(event)))
-            return false
+            return AfterLock(drops: noteDrops(channel.append(contentsOf: CollectionOfOne(event)), &state))
         }
         state.pending.append(event)
+        var after = AfterLock()
         // A batch as large as the buffer goes at once rather than growing.
-        if state.pending.count >= bufferSize { hand(&state) }
-        guard !state.flushScheduled else { return false }
+        if state.pending.count >= bufferSize { after.drops = hand(&state) }
+        guard !state.flushScheduled else { return after }
         state.flushScheduled = true
-        return true
+        after.startInterval = true
+        return after
+    }
+
+    /// Counts `count` dropped events; says whether a line is due now or later.
+    private func noteDrops(_ count: Int, _ state: inout State) -> DropNote {
+        guard count > 0 else { return .nothing }
+        state.dropped += UInt64(count)
+        state.droppedSinceLine += UInt64(count)
+        guard logger != nil else { return .nothing }
+        let now = ContinuousClock.now
+        if let last = state.lastDropLine, now - last < dropLogInterval {
+            guard !state.dropLineScheduled else { return .nothing }
+            state.dropLineScheduled = true
+            return .schedule(last + dropLogInterval - now)
+        }
+        return takeDropLine(&state, now: now)
+    }
+
+    private func takeDropLine(_ state: inout State, now: ContinuousClock.Instant) -> DropNote {
+        let count = state.droppedSinceLine
+        state.droppedSinceLine = 0
+        state.lastDropLine = now
+        return .log(count: count, total: state.dropped)
+    }
+
+    /// Does what a locked section left to do.
+    private func finish(_ after: AfterLock) {
+        if after.startInterval { scheduleFlush() }
+        switch after.drops {
+        case .nothing: break
+        case .log(let count, let total):
+            logger?.warning(
+                "scan: dropped \(count) report(s) since the last such line, \(total) since scanning started: the daemon fell more than \(bufferSize) reports behind"
+            )
+        case .schedule(let delay):
+            schedule(after: delay) { [weak self] in self?.dropLineDue() }
+        }
+    }
+
+    /// The interval after a drop line ended: says what was dropped meanwhile.
+    private func dropLineDue() {
+        let note = state.withLock { state -> DropNote in
+            state.dropLineScheduled = false
+            guard state.droppedSinceLine > 0 else { return .nothing }
+            return takeDropLine(&state, now: .now)
+        }
+        finish(AfterLock(drops: note))
+    }
+
+    /// Runs `work` after `delay` on the connection's thread, or in a task when the
+    /// connection is closed.
+    private func schedule(after delay: Duration, _ work: @escaping @Sendable () -> Void) {
+        guard !connection.schedule(after: delay, work) else { return }
+        Task {
+            try? await Task.sleep(for: delay)
+            work()
+        }
     }
 
     private func scheduleFlush() {
         // On the connection's thread, which is awake at this rate anyway: no task
         // and no timer thread per batch.
-        let scheduled = connection.schedule(after: coalescing) { [weak self] in self?.flush() }
-        guard !scheduled else { return }
-        let interval = coalescing
-        Task { [weak self] in
-            try? await Task.sleep(for: interval)
-            self?.flush()
-        }
+        schedule(after: coalescing) { [weak self] in self?.flush() }
     }
 
     /// Hands the gathered events to `events`.
     private func flush() {
-        state.withLock { state in
+        let drops = state.withLock { state in
             state.flushScheduled = false
-            hand(&state)
+            return hand(&state)
         }
+        finish(AfterLock(drops: drops))
     }
 
     /// Yields the gathered events. Under the state lock, so that batches stay in
     /// order; the channel only resumes the consumer, it never calls back into us.
-    private func hand(_ state: inout State) {
-        state.dropped += UInt64(channel.append(moving: &state.pending))
+    private func hand(_ state: inout State) -> DropNote {
+        noteDrops(channel.append(moving: &state.pending), &state)
     }
 
     /// A device appeared or was heard again: a report when it carries our
@@ -137,14 +223,14 @@ public final class AdvertisementScanner: Sendable {
     private func report(_ advertisement: DeviceAdvertisement) {
         guard let data = advertisement.manufacturerData[companyID] else { return }
         let receivedAt = ContinuousClock.now
-        let startInterval = state.withLock { state -> Bool in
-            guard state.adapter == advertisement.adapter else { return false }
+        let after = state.withLock { state -> AfterLock in
+            guard state.adapter == advertisement.adapter else { return AfterLock() }
             state.reports += 1
             let report = AdvertisementReport(
                 identity: advertisement.identity, rssi: advertisement.rssi, companyID: companyID, data: data,
                 receivedAt: receivedAt)
             return enqueue(.report(report), &state)
         }
-        if startInterval { scheduleFlush() }
+        if after.startInterval || !after.drops.isNothing { finish(after) }
     }
 }

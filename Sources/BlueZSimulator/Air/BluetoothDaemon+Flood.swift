@@ -9,9 +9,11 @@ extension BluetoothDaemon {
     /// Adds `deviceCount` fake devices to `adapterName` (InterfacesAdded), then
     /// emits Device1 PropertiesChanged (ManufacturerData and RSSI) for them in
     /// turn, `rate` per second (0: as fast as possible), `total` in all (0: until StopFlood).
-    func startFlood(on adapterName: String, devices deviceCount: UInt32, rate: UInt32, total: UInt64)
-        async throws(DBusError)
-    {
+    /// With `payloads`, device i always carries `payloads[i % payloads.count]`
+    /// instead of the numbered pattern.
+    func startFlood(
+        on adapterName: String, devices deviceCount: UInt32, rate: UInt32, total: UInt64, payloads: [[UInt8]] = []
+    ) async throws(DBusError) {
         let scanner = try adapter(adapterName)
         guard (1...65_536).contains(deviceCount) else {
             throw DBusError(.invalidArgs, "devices must be 1…65536")
@@ -27,7 +29,12 @@ extension BluetoothDaemon {
             device.absorbFirst(
                 AirReport(
                     advertiser: "flood", address: address, connectable: false, flags: AdvertisementContent.flagNoBREDR,
-                    manufacturerData: [.init(company: Self.floodCompany, bytes: Self.floodPayload(0, device: index))],
+                    manufacturerData: [
+                        .init(
+                            company: Self.floodCompany,
+                            bytes: payloads.isEmpty
+                                ? Self.floodPayload(0, device: index) : payloads[index % payloads.count])
+                    ],
                     serviceData: [], uuids: [], rssi: Self.floodRSSI(UInt64(index))))
             scanner.devices[address] = device
             export(device)
@@ -41,7 +48,8 @@ extension BluetoothDaemon {
         let log = self.log
         log.info("\(adapterName): flood of \(deviceCount) devices, \(rate == 0 ? "unpaced" : "\(rate)/s"), \(total == 0 ? "until stopped" : "\(total) reports")")
         let task = Task.detached { [weak self] in
-            await Self.runFlood(connection: connection, paths: paths, rate: rate, total: total, stats: stats)
+            await Self.runFlood(
+                connection: connection, paths: paths, rate: rate, total: total, payloads: payloads, stats: stats)
             await self?.floodFinished(generation: generation)
             log.info("\(adapterName): flood finished")
         }
@@ -74,7 +82,8 @@ extension BluetoothDaemon {
     /// of them, up to a batch, when unpaced) go to the connection's thread
     /// together, so that the emitter is not what limits an unpaced flood.
     static func runFlood(
-        connection: DBusConnection, paths: [DBusObjectPath], rate: UInt32, total: UInt64, stats: SimulatorStats
+        connection: DBusConnection, paths: [DBusObjectPath], rate: UInt32, total: UInt64, payloads: [[UInt8]] = [],
+        stats: SimulatorStats
     ) async {
         let batchLimit: UInt64 = 64
         let clock = ContinuousClock()
@@ -99,7 +108,9 @@ extension BluetoothDaemon {
                 batch.append(
                     .signal(
                         path: paths[device], interface: propertiesInterface, member: "PropertiesChanged",
-                        body: floodSignalBody(number, device: device)))
+                        body: floodSignalBody(
+                            number, device: device,
+                            payload: payloads.isEmpty ? nil : payloads[device % payloads.count])))
             }
             do {
                 try connection.send(contentsOf: batch)
@@ -127,10 +138,10 @@ extension BluetoothDaemon {
     /// `(s "org.bluez.Device1", a{sv} {ManufacturerData, RSSI}, as [])`, built
     /// directly (it is built at the flood's rate): the same value as
     /// `.vardict(["ManufacturerData": .dictionary(…), "RSSI": .int16(…)])`, keys sorted.
-    static func floodSignalBody(_ number: UInt64, device: Int) -> [DBusValue] {
+    static func floodSignalBody(_ number: UInt64, device: Int, payload: [UInt8]? = nil) -> [DBusValue] {
         var bytes: [DBusValue] = []
         bytes.reserveCapacity(floodPayloadLength)
-        for byte in floodPayload(number, device: device) { bytes.append(.byte(byte)) }
+        for byte in payload ?? floodPayload(number, device: device) { bytes.append(.byte(byte)) }
         let manufacturerData = DBusValue.array(
             element: .dictEntry(key: .uint16, value: .variant),
             [.dictEntry(.uint16(floodCompany), .variant(.array(element: .byte, bytes)))])

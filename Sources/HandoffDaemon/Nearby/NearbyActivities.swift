@@ -20,6 +20,8 @@ struct NearbyActivities: Sendable {
     /// Beacons of our accounts that did not keep a listed activity nearby: copies
     /// (from a second address, older than the newest, or stale; `NearbyRegistry.Copy`).
     private(set) var copies: UInt64 = 0
+    /// Scan reports taken, whatever became of them.
+    private(set) var heard: UInt64 = 0
     /// Wakes the daemon at the next expiry.
     var timer = OneShotTimer()
 
@@ -38,6 +40,7 @@ struct NearbyActivities: Sendable {
     mutating func hear(
         _ report: AdvertisementReport, isOwn: (RecognizedBeacon) -> Bool, now: Double, instant: ContinuousClock.Instant
     ) -> [Event] {
+        heard += 1
         let wallClock = Date(timeIntervalSince1970: now)
         let beacon: RecognizedBeacon
         do {

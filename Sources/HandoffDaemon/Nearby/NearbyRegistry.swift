@@ -48,6 +48,25 @@ public struct NearbyRegistry: Sendable {
 
     private var entries: [String: NearbyEntry] = [:]
     private var byOrigin: [BeaconOrigin: String] = [:]
+    /// The entries' ids by account, type hash and epoch: where `predecessor` looks,
+    /// so that a beacon of a new origin does not visit every entry.
+    private var byLineage: [Lineage: Set<String>] = [:]
+
+    private struct Lineage: Hashable {
+        let account: AccountID
+        let typeHash: ActivityTypeHash
+        let epoch: Epoch
+
+        init(_ entry: NearbyEntry) {
+            self.init(account: entry.account, typeHash: entry.typeHash, epoch: entry.origin.epoch)
+        }
+
+        init(account: AccountID, typeHash: ActivityTypeHash, epoch: Epoch) {
+            self.account = account
+            self.typeHash = typeHash
+            self.epoch = epoch
+        }
+    }
     private var nextSerial: UInt64 = 0
     private let idSalt: UInt64
 
@@ -91,6 +110,7 @@ public struct NearbyRegistry: Sendable {
             // newest we have: only a recording of the origin's beacons can send it now.
             guard Self.isAhead(beacon.sequence, of: entry.sequence) else { return (.copy(entry, .older), nil) }
             let changed = entry.activityType != beacon.activityType || entry.flags != beacon.flags
+            unindex(entry)
             entry.activityType = beacon.activityType
             entry.typeHash = beacon.typeHash
             entry.flags = beacon.flags
@@ -99,11 +119,13 @@ public struct NearbyRegistry: Sendable {
             entry.beaconHeard = now
             touch(&entry, rssi: sample, device: device, wallClock: wallClock, now: now)
             entries[id] = entry
+            index(entry)
             return (changed ? .updated(entry) : .refreshed(entry), nil)
         }
         if let predecessor = predecessor(of: beacon) {
             var entry = entries[predecessor]!
             byOrigin[entry.origin] = nil
+            unindex(entry)
             entry.origin = beacon.origin
             entry.activityType = beacon.activityType
             entry.typeHash = beacon.typeHash
@@ -114,6 +136,7 @@ public struct NearbyRegistry: Sendable {
             touch(&entry, rssi: sample, device: device, wallClock: wallClock, now: now)
             entries[entry.id] = entry
             byOrigin[beacon.origin] = entry.id
+            index(entry)
             return (.updated(entry), nil)
         }
         var evicted: NearbyEntry?
@@ -133,6 +156,7 @@ public struct NearbyRegistry: Sendable {
             beaconAddress: address, beaconHeard: now)
         entries[entry.id] = entry
         byOrigin[beacon.origin] = entry.id
+        index(entry)
         return (.appeared(entry), evicted)
     }
 
@@ -178,6 +202,7 @@ public struct NearbyRegistry: Sendable {
     public mutating func remove(_ id: String) -> NearbyEntry? {
         guard let entry = entries.removeValue(forKey: id) else { return nil }
         byOrigin[entry.origin] = nil
+        unindex(entry)
         return entry
     }
 
@@ -203,14 +228,32 @@ public struct NearbyRegistry: Sendable {
     /// then the one heard last. Flags may differ: an update that reaches the air
     /// right after a rotation is first heard under the new identity.
     private func predecessor(of beacon: RecognizedBeacon) -> String? {
-        let candidates = entries.values.filter { entry in
-            entry.account == beacon.account && entry.typeHash == beacon.typeHash
-                && entry.origin.epoch.distance(to: beacon.epoch) == 1
+        // Through the index: this runs for every beacon of a new origin, and only
+        // entries of the epoch just before can be its predecessor.
+        let lineage = Lineage(account: beacon.account, typeHash: beacon.typeHash, epoch: beacon.epoch.advanced(by: -1))
+        guard let ids = byLineage[lineage] else { return nil }
+        var best: (id: String, sameFlags: Bool, lastSeen: Date)?
+        for id in ids {
+            guard let entry = entries[id], entry.origin.epoch.distance(to: beacon.epoch) == 1 else { continue }
+            let sameFlags = entry.flags == beacon.flags
+            if let current = best,
+                current.sameFlags != sameFlags ? current.sameFlags : current.lastSeen >= entry.lastSeen
+            {
+                continue
+            }
+            best = (entry.id, sameFlags, entry.lastSeen)
         }
-        return candidates.max { a, b in
-            let (aSame, bSame) = (a.flags == beacon.flags, b.flags == beacon.flags)
-            return aSame != bSame ? bSame : a.lastSeen < b.lastSeen
-        }?.id
+        return best?.id
+    }
+
+    private mutating func index(_ entry: NearbyEntry) {
+        byLineage[Lineage(entry), default: []].insert(entry.id)
+    }
+
+    private mutating func unindex(_ entry: NearbyEntry) {
+        let lineage = Lineage(entry)
+        byLineage[lineage]?.remove(entry.id)
+        if byLineage[lineage]?.isEmpty == true { byLineage[lineage] = nil }
     }
 
     /// Whether `sequence` is ahead of `newest` in 16-bit serial arithmetic, as the
