@@ -15,6 +15,7 @@ extension HandoffDaemon {
     func disconnect(_ client: UInt64) async {
         guard clients.remove(client) != nil else { return }
         outgoing.cancelAll(of: client)
+        await cancelPairing(of: client)
         let gone = activities.removeAll(of: client)
         logger.debug("client \(client) disconnected; \(gone.count) activities invalidated")
         if !gone.isEmpty { await updateAdvertisement() }

@@ -103,6 +103,22 @@ final class WireClient: @unchecked Sendable {
         return (name, try WireFormat.eventData(NearbyEvent.self, from: line).activity)
     }
 
+    /// The next event called `name`, decoded as `type`; other events before it are skipped.
+    func event<D: Decodable>(_ name: EventName, as type: D.Type, timeout: Duration = .seconds(10)) async throws -> D {
+        let deadline = ContinuousClock.now + timeout
+        while true {
+            let incoming: WireFormat.Incoming
+            if pendingEvents.isEmpty {
+                let remaining = deadline - ContinuousClock.now
+                guard remaining > .zero else { throw TestFailure("no \(name.rawValue) event within \(timeout)") }
+                incoming = try WireFormat.incoming(try await readLine(timeout: remaining))
+            } else {
+                incoming = pendingEvents.removeFirst()
+            }
+            if case .event(let got, let line) = incoming, got == name { return try WireFormat.eventData(D.self, from: line) }
+        }
+    }
+
     /// Sends a request and decodes its result, failing on an error response.
     func call<P: Encodable, R: Decodable>(_ method: HandoffProtocol.Method, _ params: P, as type: R.Type) async throws -> R {
         switch try await request(method, params) {

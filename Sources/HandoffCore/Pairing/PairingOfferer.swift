@@ -113,6 +113,9 @@ public struct PairingOfferer: Sendable, CustomStringConvertible, CustomReflectab
         return PairingFormat.failedMessage(code)
     }
 
+    /// The name of the account offered.
+    public var accountName: String { account.name }
+
     /// True once `done` verified.
     public var isPaired: Bool { step == .paired }
 

@@ -1,0 +1,185 @@
+import DBusTestSupport
+import Foundation
+import HandoffProtocol
+import Testing
+
+/// Pairing over Bluetooth LE end to end (docs/pairing.md): two handoffds that share nothing, on one
+/// simulated air; `handoffctl pair --offer` / `--join`, and the socket methods driven directly.
+@Suite(.serialized) struct PairingSystemTests {
+    /// Two laptops that have never met: A has account "me", B has none.
+    struct Strangers {
+        let bus: PrivateBus
+        let sim: SimulatedBlueZ
+        let a: DaemonProcess
+        let b: DaemonProcess
+        let fingerprint: String
+
+        init() async throws {
+            bus = try PrivateBus()
+            sim = try await SimulatedBlueZ(
+                bus: bus,
+                arguments: [
+                    "--adapters", "2", "--rescan-interval", "1", "--temporary-timeout", "5", "--extended-advertising",
+                ])
+            a = try await DaemonProcess(bus: bus, name: "a", adapter: "hci0")
+            b = try await DaemonProcess(bus: bus, name: "b", adapter: "hci1")
+            let owner = try await a.client()
+            fingerprint = try await owner.call(.accountCreate, AccountNameParams(name: "me"), as: AccountInfo.self)
+                .fingerprint
+        }
+
+        func stop() async {
+            _ = await a.terminate()
+            _ = await b.terminate()
+            await sim.stop()
+            bus.stop()
+        }
+
+        /// The key files in a laptop's accounts directory.
+        static func keyFiles(_ laptop: DaemonProcess) -> [String] {
+            ((try? FileManager.default.contentsOfDirectory(atPath: "\(laptop.directory)/accounts")) ?? [])
+                .filter { $0.hasSuffix(".handoff-key") }.sorted()
+        }
+
+        /// Nothing changed: A still has exactly "me", B has no account, on disk and in the daemon.
+        func expectNothingStored() async throws {
+            #expect(Self.keyFiles(a) == ["me.handoff-key"])
+            #expect(Self.keyFiles(b).isEmpty, "B stored \(Self.keyFiles(b))")
+            let onA = try await a.client().call(.accountList, EmptyParams(), as: AccountListResult.self).accounts
+            let onB = try await b.client().call(.accountList, EmptyParams(), as: AccountListResult.self).accounts
+            #expect(onA.map(\.name) == ["me"])
+            #expect(onB.isEmpty)
+        }
+
+        /// Offer on A and join on B through the socket; returns both clients and the numbers shown.
+        func reachTheNumber(timeout: Double? = nil) async throws -> (
+            offer: WireClient, offerPairing: String, offerNumber: String, join: WireClient, joinPairing: String,
+            joinNumber: String
+        ) {
+            let offer = try await a.client()
+            let offered = try await offer.call(.pairOffer, PairOfferParams(timeout: timeout), as: PairStarted.self)
+            #expect(offered.account == "me")
+            let join = try await b.client()
+            let joined = try await join.call(.pairJoin, PairJoinParams(timeout: timeout), as: PairStarted.self)
+            let joinNumber = try await join.event(.pairNumber, as: PairNumberEvent.self, timeout: .seconds(30))
+            let offerNumber = try await offer.event(.pairNumber, as: PairNumberEvent.self, timeout: .seconds(10))
+            #expect(joinNumber.pairing == joined.pairing)
+            #expect(offerNumber.pairing == offered.pairing)
+            return (offer, offered.pairing, offerNumber.number, join, joined.pairing, joinNumber.number)
+        }
+    }
+
+    /// `handoffctl pair --offer` on A and `--join` on B (both `--yes`): B gets A's account, and then
+    /// lists the activity A publishes.
+    @Test func handoffctlPairSharesTheAccountAndBThenListsAsActivity() async throws {
+        let laptops = try await Strangers()
+        let started = ContinuousClock.now
+        async let offered = CtlProcess.run(
+            ["pair", "--offer", "--yes", "--timeout", "60", "--socket", laptops.a.socket], in: laptops.bus.directory)
+        try await Task.sleep(for: .milliseconds(500))
+        async let joined = CtlProcess.run(
+            ["pair", "--join", "--yes", "--timeout", "60", "--socket", laptops.b.socket], in: laptops.bus.directory)
+        let (offer, join) = try await (offered, joined)
+        print("pairing took \(ContinuousClock.now - started) on the simulator")
+        #expect(offer.status == 0, "offer: \(offer.stdout) \(offer.stderr)\nA: \(laptops.a.log.suffix(3000))")
+        #expect(join.status == 0, "join: \(join.stdout) \(join.stderr)\nB: \(laptops.b.log.suffix(3000))")
+        // Both showed the same number.
+        let number = { (text: String) in text.split(separator: "\n").first { $0.hasPrefix("Pairing number: ") } }
+        #expect(number(offer.stdout) != nil)
+        #expect(number(offer.stdout) == number(join.stdout), "\(offer.stdout)\n\(join.stdout)")
+        #expect(join.stdout.contains("Paired: this laptop now shares account me (fingerprint \(laptops.fingerprint))"))
+
+        let onB = try await laptops.b.client().call(.accountList, EmptyParams(), as: AccountListResult.self).accounts
+        #expect(onB.map(\.name) == ["me"])
+        #expect(onB.first?.fingerprint == laptops.fingerprint)
+        #expect(Strangers.keyFiles(laptops.b) == ["me.handoff-key"])
+        // The key file is the owner's only.
+        let attributes = try FileManager.default.attributesOfItem(atPath: "\(laptops.b.directory)/accounts/me.handoff-key")
+        #expect((attributes[.posixPermissions] as? Int) == 0o600)
+        // A is back to its beacon: B hears A's activity.
+        let publisher = try await laptops.a.client()
+        _ = try await publisher.call(
+            .publish, PublishParams(type: TwoLaptops.type, title: "Release notes"), as: PublishResult.self)
+        let viewer = try await laptops.b.client()
+        try await eventually(within: .seconds(20)) {
+            try await viewer.call(.list, EmptyResult(), as: ListResult.self).activities.first?.account == "me"
+        }
+        // No secret in either log: not the key file's secret.
+        let secret = try String(contentsOfFile: "\(laptops.b.directory)/accounts/me.handoff-key", encoding: .utf8)
+            .split(separator: "\n").first { $0.hasPrefix("secret: ") }.map { String($0.dropFirst(8)) }
+        let hex = try #require(secret)
+        #expect(!laptops.a.log.contains(hex) && !laptops.b.log.contains(hex))
+        #expect(!offer.stdout.contains(hex) && !join.stdout.contains(hex))
+        await laptops.stop()
+    }
+
+    /// The joining user says the numbers differ: both end with `refused`, nothing is stored.
+    @Test func aRefusalOnTheJoiningLaptopLeavesNothingStored() async throws {
+        let laptops = try await Strangers()
+        let run = try await laptops.reachTheNumber()
+        #expect(run.offerNumber == run.joinNumber)
+        _ = try await run.join.call(.pairConfirm, PairConfirmParams(pairing: run.joinPairing, accept: false), as: EmptyResult.self)
+        let joinFailed = try await run.join.event(.pairFailed, as: PairFailedEvent.self)
+        let offerFailed = try await run.offer.event(.pairFailed, as: PairFailedEvent.self)
+        #expect(joinFailed.code == "refused")
+        #expect(offerFailed.code == "refused")
+        #expect(offerFailed.message.contains("the other laptop refused"), "\(offerFailed.message)")
+        try await laptops.expectNothingStored()
+        await laptops.stop()
+    }
+
+    /// The offering user refuses after the joining user said yes: the key is never sent.
+    @Test func aRefusalOnTheOfferingLaptopLeavesNothingStored() async throws {
+        let laptops = try await Strangers()
+        let run = try await laptops.reachTheNumber()
+        _ = try await run.join.call(.pairConfirm, PairConfirmParams(pairing: run.joinPairing, accept: true), as: EmptyResult.self)
+        try await Task.sleep(for: .milliseconds(500))
+        _ = try await run.offer.call(.pairConfirm, PairConfirmParams(pairing: run.offerPairing, accept: false), as: EmptyResult.self)
+        do {
+            #expect(try await run.offer.event(.pairFailed, as: PairFailedEvent.self).code == "refused")
+            #expect(try await run.join.event(.pairFailed, as: PairFailedEvent.self).code == "refused")
+        } catch {
+            Issue.record("\(error)\nA:\n\(laptops.a.log.suffix(4000))\nB:\n\(laptops.b.log.suffix(4000))")
+        }
+        try await laptops.expectNothingStored()
+        await laptops.stop()
+    }
+
+    /// Nobody answers: each side's own timeout ends it, and nothing is stored.
+    @Test func aTimeoutLeavesNothingStored() async throws {
+        let laptops = try await Strangers()
+        let run = try await laptops.reachTheNumber(timeout: 8)
+        #expect(try await run.join.event(.pairFailed, as: PairFailedEvent.self, timeout: .seconds(15)).code == "timeout")
+        #expect(try await run.offer.event(.pairFailed, as: PairFailedEvent.self, timeout: .seconds(15)).code == "timeout")
+        try await laptops.expectNothingStored()
+        // An offer nobody joins times out too, and A goes back to normal: a new offer is possible.
+        let offer = try await laptops.a.client()
+        _ = try await offer.call(.pairOffer, PairOfferParams(timeout: 5), as: PairStarted.self)
+        #expect(try await offer.event(.pairFailed, as: PairFailedEvent.self, timeout: .seconds(10)).code == "timeout")
+        try await laptops.expectNothingStored()
+        await laptops.stop()
+    }
+
+    /// Ctrl-C on the joining laptop (its client leaves) after the offering user said yes: nothing stored.
+    @Test func theJoiningClientLeavingCancelsAndLeavesNothingStored() async throws {
+        let laptops = try await Strangers()
+        let run = try await laptops.reachTheNumber()
+        _ = try await run.offer.call(.pairConfirm, PairConfirmParams(pairing: run.offerPairing, accept: true), as: EmptyResult.self)
+        run.join.close()
+        let offerFailed = try await run.offer.event(.pairFailed, as: PairFailedEvent.self, timeout: .seconds(10))
+        #expect(offerFailed.code == "cancelled")
+        try await laptops.expectNothingStored()
+        await laptops.stop()
+    }
+
+    /// A second pairing on one daemon is refused while one is under way.
+    @Test func oneAttemptAtATime() async throws {
+        let laptops = try await Strangers()
+        let first = try await laptops.a.client()
+        _ = try await first.call(.pairOffer, PairOfferParams(timeout: 30), as: PairStarted.self)
+        let second = try await laptops.a.client()
+        #expect(try await second.failure(.pairOffer, PairOfferParams()).code == .conflict)
+        #expect(try await second.failure(.pairJoin, PairJoinParams()).code == .conflict)
+        await laptops.stop()
+    }
+}
