@@ -133,6 +133,10 @@ import Testing
         let laptops = try await Strangers()
         let run = try await laptops.reachTheNumber()
         _ = try await run.join.call(.pairConfirm, PairConfirmParams(pairing: run.joinPairing, accept: true), as: EmptyResult.self)
+        // One answer per attempt: a second is refused and changes nothing.
+        #expect(
+            try await run.join.failure(.pairConfirm, PairConfirmParams(pairing: run.joinPairing, accept: true)).code
+                == .invalidParams)
         try await Task.sleep(for: .milliseconds(500))
         _ = try await run.offer.call(.pairConfirm, PairConfirmParams(pairing: run.offerPairing, accept: false), as: EmptyResult.self)
         do {

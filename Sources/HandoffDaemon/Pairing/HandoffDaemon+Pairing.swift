@@ -366,6 +366,11 @@ extension HandoffDaemon {
         guard attempt.numberShown else {
             throw ProtocolError(.invalidParams, "there is no number to confirm yet: wait for the pairNumber event")
         }
+        guard !attempt.answered else {
+            throw ProtocolError(.invalidParams, "this pairing was already answered")
+        }
+        attempt.answered = true
+        pairing.attempt = attempt
         switch attempt.role {
         case .join(let inputs, _):
             inputs.yield(.answer(params.accept))

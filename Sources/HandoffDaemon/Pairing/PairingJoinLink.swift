@@ -14,6 +14,7 @@ final class PairingJoinLink: Sendable {
     let device: DBusObjectPath
     private let toOfferer = Mutex<DBusObjectPath?>(nil)
     private let reader = Mutex<Task<Void, Never>?>(nil)
+    private let watch = Mutex<ObserverToken?>(nil)
 
     init(bluez: BlueZContext, device: DBusObjectPath) {
         connection = bluez.connection
@@ -22,7 +23,7 @@ final class PairingJoinLink: Sendable {
     }
 
     /// Connects and subscribes; the offerer's whole messages go to `deliver`, and `lost` is called
-    /// once when the notifications end (the link dropped).
+    /// when the link drops (the device disconnects or goes, or bluetoothd leaves), maybe more than once.
     func open(
         session: UInt32, deliver: @escaping @Sendable ([UInt8]) -> Void, lost: @escaping @Sendable () -> Void
     ) async throws {
@@ -59,6 +60,21 @@ final class PairingJoinLink: Sendable {
         let values = try await GattCharacteristic1.valueChanges(of: found[1], on: connection)
         try await GattCharacteristic1.startNotify(found[1], on: connection)
         toOfferer.withLock { $0 = found[0] }
+        // The notifications' stream ends only with the bus connection: the link's end shows on the device.
+        let token = manager.observe { event in
+            switch event {
+            case .propertiesChanged(let path, let interface, let changed, _, _)
+            where path == device && interface == Device1.interface && changed["Connected"] == .boolean(false):
+                lost()
+            case .interfacesRemoved(let path, let names) where path == device && names.contains(Device1.interface):
+                lost()
+            case .serviceVanished:
+                lost()
+            default:
+                break
+            }
+        }
+        watch.withLock { $0 = token }
         reader.withLock {
             $0 = Task {
                 var assembler = ChunkAssembler(session: session)
@@ -89,6 +105,7 @@ final class PairingJoinLink: Sendable {
 
     /// Disconnects and removes the device.
     func close() async {
+        watch.withLock { $0?.cancel() }
         reader.withLock { $0?.cancel() }
         let adapter = manager.device(device)?.adapter
         try? await Device1.disconnect(device, on: connection)

@@ -41,6 +41,8 @@ struct PairingState: Sendable {
         var endedBy: PairingFailure?
         /// The number was shown (`pairNumber` sent).
         var numberShown = false
+        /// The user answered (`pair.confirm`); a second answer is refused.
+        var answered = false
     }
 
     struct Heard: Sendable {
