@@ -1,5 +1,6 @@
 import DBusTestSupport
 import Foundation
+import HandoffCore
 import HandoffProtocol
 import Testing
 
@@ -173,6 +174,42 @@ import Testing
         let offerFailed = try await run.offer.event(.pairFailed, as: PairFailedEvent.self, timeout: .seconds(10))
         #expect(offerFailed.code == "cancelled")
         try await laptops.expectNothingStored()
+        await laptops.stop()
+    }
+
+    /// A device that offers but breaks the protocol: one that changes its nonce after committing (as a
+    /// device in the middle must, to steer the number) is caught before any number is shown; one whose
+    /// account does not open under the agreed key is refused. Either way B stores nothing and tells it why.
+    @Test(arguments: FakeOfferer.Behaviour.allCases)
+    func aDishonestOffererIsCaughtAndNothingIsStored(_ behaviour: FakeOfferer.Behaviour) async throws {
+        let laptops = try await Strangers()
+        let stranger = try AccountKey(name: "stranger", secret: [UInt8](repeating: 0x5A, count: 32))
+        let fake = try await FakeOfferer(
+            bus: laptops.bus, adapter: "/org/bluez/hci0", account: stranger, behaviour: behaviour)
+        let join = try await laptops.b.client()
+        let joined = try await join.call(.pairJoin, PairJoinParams(timeout: 30), as: PairStarted.self)
+        let expected: String
+        switch behaviour {
+        case .changesNonce:
+            expected = "commitment-mismatch"
+        case .tamperedAccount:
+            expected = "authentication-failed"
+            let shown = try await join.event(.pairNumber, as: PairNumberEvent.self, timeout: .seconds(20))
+            _ = try await join.call(.pairConfirm, PairConfirmParams(pairing: shown.pairing, accept: true), as: EmptyResult.self)
+        }
+        let failed = try await join.event(.pairFailed, as: PairFailedEvent.self, timeout: .seconds(20))
+        if behaviour == .changesNonce { #expect(join.skippedEvents.isEmpty, "a number was shown: \(join.skippedEvents)") }
+        #expect(failed.pairing == joined.pairing)
+        #expect(failed.code == expected, "\(failed.message)")
+        #expect(failed.message.contains("someone may be in the middle"), "\(failed.message)")
+        try await laptops.expectNothingStored()
+        // B told the fake why, with a failed message.
+        let code = try #require(PairingFailure.allCases.first { $0.name == expected })
+        try await eventually(within: .seconds(5)) { fake.written.messages.withLock { $0.last } == [0x10, 0x0F, code.rawValue] }
+        if behaviour == .changesNonce {
+            #expect(!fake.written.messages.withLock { $0 }.contains { $0.count >= 2 && $0[1] == 0x05 }, "B confirmed")
+        }
+        await fake.stop()
         await laptops.stop()
     }
 

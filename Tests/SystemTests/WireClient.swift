@@ -103,7 +103,11 @@ final class WireClient: @unchecked Sendable {
         return (name, try WireFormat.eventData(NearbyEvent.self, from: line).activity)
     }
 
-    /// The next event called `name`, decoded as `type`; other events before it are skipped.
+    /// The events `event(_:as:timeout:)` skipped, in order.
+    private(set) var skippedEvents: [EventName] = []
+
+    /// The next event called `name`, decoded as `type`; other events before it are skipped (and listed in
+    /// `skippedEvents`).
     func event<D: Decodable>(_ name: EventName, as type: D.Type, timeout: Duration = .seconds(10)) async throws -> D {
         let deadline = ContinuousClock.now + timeout
         while true {
@@ -115,7 +119,10 @@ final class WireClient: @unchecked Sendable {
             } else {
                 incoming = pendingEvents.removeFirst()
             }
-            if case .event(let got, let line) = incoming, got == name { return try WireFormat.eventData(D.self, from: line) }
+            if case .event(let got, let line) = incoming {
+                if got == name { return try WireFormat.eventData(D.self, from: line) }
+                skippedEvents.append(got)
+            }
         }
     }
 
