@@ -15,12 +15,12 @@ import Testing
         let b: DaemonProcess
         let fingerprint: String
 
-        init() async throws {
+        init(adapters: Int = 2) async throws {
             bus = try PrivateBus()
             sim = try await SimulatedBlueZ(
                 bus: bus,
                 arguments: [
-                    "--adapters", "2", "--rescan-interval", "1", "--temporary-timeout", "5", "--extended-advertising",
+                    "--adapters", "\(adapters)", "--rescan-interval", "1", "--temporary-timeout", "5", "--extended-advertising",
                 ])
             a = try await DaemonProcess(bus: bus, name: "a", adapter: "hci0")
             b = try await DaemonProcess(bus: bus, name: "b", adapter: "hci1")
@@ -210,6 +210,42 @@ import Testing
             #expect(!fake.written.messages.withLock { $0 }.contains { $0.count >= 2 && $0[1] == 0x05 }, "B confirmed")
         }
         await fake.stop()
+        await laptops.stop()
+    }
+
+    /// A third laptop joins the same offer at the same time: the offer is bound to the first laptop that
+    /// wrote `start`; the other gets `busy` and stores nothing, and the first pairs.
+    @Test func aThirdLaptopJoiningAtTheSameTimeGetsBusy() async throws {
+        let laptops = try await Strangers(adapters: 3)
+        let c = try await DaemonProcess(bus: laptops.bus, name: "c", adapter: "hci2")
+        let offer = try await laptops.a.client()
+        let offered = try await offer.call(.pairOffer, PairOfferParams(timeout: 30), as: PairStarted.self)
+        let joiners = [try await laptops.b.client(), try await c.client()]
+        for joiner in joiners { _ = try await joiner.call(.pairJoin, PairJoinParams(timeout: 30), as: PairStarted.self) }
+        var outcomes: [EventName] = []
+        var bound: (client: WireClient, shown: PairNumberEvent)?
+        var failedCode: String?
+        for joiner in joiners {
+            let (name, line) = try await joiner.event(among: [.pairNumber, .pairFailed], timeout: .seconds(20))
+            outcomes.append(name)
+            if name == .pairNumber { bound = (joiner, try WireFormat.eventData(PairNumberEvent.self, from: line)) }
+            if name == .pairFailed { failedCode = try WireFormat.eventData(PairFailedEvent.self, from: line).code }
+        }
+        #expect(outcomes.sorted { $0.rawValue < $1.rawValue } == [.pairFailed, .pairNumber], "\(outcomes)")
+        #expect(failedCode == "busy")
+        let winner = try #require(bound)
+        let number = try await offer.event(.pairNumber, as: PairNumberEvent.self)
+        #expect(number.number == winner.shown.number)
+        _ = try await offer.call(.pairConfirm, PairConfirmParams(pairing: offered.pairing, accept: true), as: EmptyResult.self)
+        _ = try await winner.client.call(
+            .pairConfirm, PairConfirmParams(pairing: winner.shown.pairing, accept: true), as: EmptyResult.self)
+        #expect(try await winner.client.event(.paired, as: PairedEvent.self).account.fingerprint == laptops.fingerprint)
+        #expect(try await offer.event(.paired, as: PairedEvent.self).account.name == "me")
+        // Exactly one of B and C holds the key.
+        let holders = [laptops.b, c].filter { Strangers.keyFiles($0) == ["me.handoff-key"] }
+        let empty = [laptops.b, c].filter { Strangers.keyFiles($0).isEmpty }
+        #expect(holders.count == 1 && empty.count == 1)
+        _ = await c.terminate()
         await laptops.stop()
     }
 

@@ -126,6 +126,25 @@ final class WireClient: @unchecked Sendable {
         }
     }
 
+    /// The next event whose name is in `names`, with its frame; other events before it are skipped.
+    func event(among names: Set<EventName>, timeout: Duration = .seconds(10)) async throws -> (EventName, Data) {
+        let deadline = ContinuousClock.now + timeout
+        while true {
+            let incoming: WireFormat.Incoming
+            if pendingEvents.isEmpty {
+                let remaining = deadline - ContinuousClock.now
+                guard remaining > .zero else { throw TestFailure("none of \(names) within \(timeout)") }
+                incoming = try WireFormat.incoming(try await readLine(timeout: remaining))
+            } else {
+                incoming = pendingEvents.removeFirst()
+            }
+            if case .event(let got, let line) = incoming {
+                if names.contains(got) { return (got, line) }
+                skippedEvents.append(got)
+            }
+        }
+    }
+
     /// Sends a request and decodes its result, failing on an error response.
     func call<P: Encodable, R: Decodable>(_ method: HandoffProtocol.Method, _ params: P, as type: R.Type) async throws -> R {
         switch try await request(method, params) {

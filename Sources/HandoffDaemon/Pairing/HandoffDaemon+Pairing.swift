@@ -183,7 +183,9 @@ extension HandoffDaemon {
             guard let self else { return }
             let outcome = await withTaskGroup(of: JoinOutcome?.self) { group in
                 group.addTask {
-                    await self.runJoin(name, bluez: bluez, inputs: inputs, wantedName: wantedName, uid: uid, abort: abort)
+                    await self.runJoin(
+                        name, bluez: bluez, inputs: inputs, feed: continuation, wantedName: wantedName, uid: uid,
+                        abort: abort)
                 }
                 group.addTask {
                     try? await Task.sleep(for: timeout)
@@ -206,8 +208,9 @@ extension HandoffDaemon {
 
     /// The joining side's whole exchange (docs/pairing.md, section 5).
     nonisolated func runJoin(
-        _ name: String, bluez: BlueZContext, inputs: AsyncStream<PairingState.JoinInput>, wantedName: String?,
-        uid: UInt32, abort: PairingState.Abort
+        _ name: String, bluez: BlueZContext, inputs: AsyncStream<PairingState.JoinInput>,
+        feed: AsyncStream<PairingState.JoinInput>.Continuation, wantedName: String?, uid: UInt32,
+        abort: PairingState.Abort
     ) async -> JoinOutcome {
         // 1. An offer.
         var heard: PairingState.Heard?
@@ -236,8 +239,9 @@ extension HandoffDaemon {
         do {
             try await link.open(
                 session: heard.advertisement.session,
-                deliver: { [weak self] message in Task { await self?.joinInput(name, .message(message)) } },
-                lost: { [weak self] in Task { await self?.joinInput(name, .linkLost) } })
+                // Straight into the exchange's inputs, in the order they arrived.
+                deliver: { message in feed.yield(.message(message)) },
+                lost: { feed.yield(.linkLost) })
         } catch is CancellationError {
             return .failed(nil, "")
         } catch {
@@ -314,11 +318,6 @@ extension HandoffDaemon {
     private func newestOffer() -> PairingState.Heard? { pairing.newest(now: .now) }
 
     private func log(_ text: String) { logger.info("\(text)") }
-
-    private func joinInput(_ name: String, _ input: PairingState.JoinInput) {
-        guard let attempt = pairing.attempt, attempt.name == name, case .join(let inputs, _) = attempt.role else { return }
-        inputs.yield(input)
-    }
 
     private func showNumber(_ name: String, _ number: PairingNumber) {
         guard var attempt = pairing.attempt, attempt.name == name else { return }
