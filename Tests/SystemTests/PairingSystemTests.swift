@@ -249,6 +249,28 @@ import Testing
         await laptops.stop()
     }
 
+    /// bluetoothd restarts once both laptops show the number: the joining side sees bluetoothd go and
+    /// ends (`disconnected`), the offering side ends at its deadline, nothing is stored; a new pairing
+    /// afterwards succeeds.
+    @Test func aBluetoothdRestartMidPairingLeavesNothingStored() async throws {
+        let laptops = try await Strangers()
+        let run = try await laptops.reachTheNumber(timeout: 10)
+        try await laptops.sim.restart(downtime: .milliseconds(300), graceful: false)
+        let joinFailed = try await run.join.event(.pairFailed, as: PairFailedEvent.self, timeout: .seconds(5))
+        #expect(joinFailed.code == "disconnected", "\(joinFailed.message)")
+        let offerFailed = try await run.offer.event(.pairFailed, as: PairFailedEvent.self, timeout: .seconds(15))
+        #expect(offerFailed.code == "timeout")
+        try await laptops.expectNothingStored()
+
+        let again = try await laptops.reachTheNumber(timeout: 30)
+        #expect(again.offerNumber == again.joinNumber)
+        _ = try await again.join.call(.pairConfirm, PairConfirmParams(pairing: again.joinPairing, accept: true), as: EmptyResult.self)
+        _ = try await again.offer.call(.pairConfirm, PairConfirmParams(pairing: again.offerPairing, accept: true), as: EmptyResult.self)
+        #expect(try await again.join.event(.paired, as: PairedEvent.self).account.fingerprint == laptops.fingerprint)
+        #expect(Strangers.keyFiles(laptops.b) == ["me.handoff-key"])
+        await laptops.stop()
+    }
+
     /// A second pairing on one daemon is refused while one is under way.
     @Test func oneAttemptAtATime() async throws {
         let laptops = try await Strangers()

@@ -212,19 +212,36 @@ extension HandoffDaemon {
         feed: AsyncStream<PairingState.JoinInput>.Continuation, wantedName: String?, uid: UInt32,
         abort: PairingState.Abort
     ) async -> JoinOutcome {
-        // 1. An offer.
-        var heard: PairingState.Heard?
-        while heard == nil {
-            heard = await newestOffer()
-            if heard == nil {
+        // 1. An offer, and a link to it: the newest offer heard whose device bluetoothd still has; one
+        //    that cannot be reached is forgotten and the next newest tried.
+        let radio = self.radio
+        var connected: (heard: PairingState.Heard, link: PairingJoinLink)?
+        while connected == nil {
+            guard let heard = await newestOffer(bluez) else {
                 do { try await Task.sleep(for: .milliseconds(200)) } catch { return .failed(nil, "") }
+                continue
+            }
+            await log("pairing \(name): connecting to the offering laptop (\(heard.device))")
+            let link = PairingJoinLink(bluez: bluez, device: heard.device)
+            await radio.pauseDiscovery()
+            do {
+                try await link.open(
+                    session: heard.advertisement.session, within: Self.connectAttempt,
+                    // Straight into the exchange's inputs, in the order they arrived.
+                    deliver: { message in feed.yield(.message(message)) },
+                    lost: { feed.yield(.linkLost) })
+                connected = (heard, link)
+            } catch {
+                Task {
+                    await link.close()
+                    await radio.resumeDiscovery()
+                }
+                if Task.isCancelled { return .failed(nil, "") }
+                await log("pairing \(name): the offering laptop was not reached (\(error)); looking again")
+                await forgetOffer(heard.advertisement)
             }
         }
-        guard let heard else { return .failed(nil, "") }
-        await log("pairing \(name): connecting to the offering laptop (\(heard.device))")
-        let link = PairingJoinLink(bluez: bluez, device: heard.device)
-        let radio = self.radio
-        await radio.pauseDiscovery()
+        guard let (heard, link) = connected else { return .failed(nil, "") }
         let told = Mutex(false)
         defer {
             // Not cancelled with the exchange: the offerer is told (a timeout or a cancellation),
@@ -235,17 +252,6 @@ extension HandoffDaemon {
                 await link.close()
                 await radio.resumeDiscovery()
             }
-        }
-        do {
-            try await link.open(
-                session: heard.advertisement.session,
-                // Straight into the exchange's inputs, in the order they arrived.
-                deliver: { message in feed.yield(.message(message)) },
-                lost: { feed.yield(.linkLost) })
-        } catch is CancellationError {
-            return .failed(nil, "")
-        } catch {
-            return .failed(nil, "could not connect to the offering laptop: \(error)")
         }
         var generator = SystemRandomNumberGenerator()
         var joiner = PairingJoiner(advertisement: heard.advertisement, using: &generator)
@@ -315,7 +321,16 @@ extension HandoffDaemon {
         }
     }
 
-    private func newestOffer() -> PairingState.Heard? { pairing.newest(now: .now) }
+    /// How long the joining side tries to connect to one offer before it looks for another.
+    static let connectAttempt: Duration = .seconds(8)
+
+    private func newestOffer(_ bluez: BlueZContext) -> PairingState.Heard? {
+        pairing.newest(now: .now) { bluez.manager.device($0) != nil }
+    }
+
+    private func forgetOffer(_ advertisement: PairingAdvertisement) {
+        pairing.heard.removeAll { $0.advertisement == advertisement }
+    }
 
     private func log(_ text: String) { logger.info("\(text)") }
 

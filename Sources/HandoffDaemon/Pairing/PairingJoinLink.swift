@@ -22,13 +22,17 @@ final class PairingJoinLink: Sendable {
         self.device = device
     }
 
-    /// Connects and subscribes; the offerer's whole messages go to `deliver`, and `lost` is called
+    /// Connects (trying again until `limit` has passed) and subscribes; the offerer's whole messages go to
+    /// `deliver`, and `lost` is called
     /// when the link drops (the device disconnects or goes, or bluetoothd leaves), maybe more than once.
     func open(
-        session: UInt32, deliver: @escaping @Sendable ([UInt8]) -> Void, lost: @escaping @Sendable () -> Void
+        session: UInt32, within limit: Duration, deliver: @escaping @Sendable ([UInt8]) -> Void,
+        lost: @escaping @Sendable () -> Void
     ) async throws {
+        let deadline = ContinuousClock.now + limit
         while true {
             try Task.checkCancellation()
+            guard ContinuousClock.now < deadline else { throw DBusError(.failed, "could not connect within \(limit)") }
             do {
                 try await Device1.connect(device, on: connection, timeout: .seconds(5))
                 break

@@ -70,8 +70,8 @@ struct PairingState: Sendable {
         heard.append(Heard(advertisement: advertisement, device: device, when: now))
     }
 
-    /// The most recently heard offer, when it is recent enough.
-    func newest(now: ContinuousClock.Instant) -> Heard? {
-        heard.last.flatMap { now - $0.when <= Self.heardFor ? $0 : nil }
+    /// The most recently heard offer that is recent enough and whose device `exists`.
+    func newest(now: ContinuousClock.Instant, exists: (DBusObjectPath) -> Bool) -> Heard? {
+        heard.last { now - $0.when <= Self.heardFor && exists($0.device) }
     }
 }
