@@ -127,6 +127,7 @@ struct PairCommand: AsyncParsableCommand {
 
     private enum Step: Sendable {
         case event(HandoffEvent)
+        case answered(Bool)
         case interrupted
         case closed
     }
@@ -161,6 +162,7 @@ struct PairCommand: AsyncParsableCommand {
         }
         let pairing = started.pairing
         var cancelling = false
+        var asking = false
         for await step in steps {
             switch step {
             case .closed:
@@ -170,17 +172,28 @@ struct PairCommand: AsyncParsableCommand {
                 guard !cancelling else { continue }
                 cancelling = true
                 _ = try? await connection.request(.pairCancel, PairingParams(pairing: pairing), as: EmptyResult.self)
-            case .event(let event):
-                switch event.name {
-                case .pairNumber:
+            case .event(let event) where event.name == .pairNumber:
+                do {
                     let shown = try event.data(as: PairNumberEvent.self)
                     guard shown.pairing == pairing else { continue }
                     Terminal.printLine("Pairing number: \(shown.number)")
-                    let accept = yes ? true : await Self.ask("Does the other laptop show the same number? [y/N] ")
-                    if yes { Terminal.printLine("Accepted (--yes).") }
-                    _ = try? await connection.request(
-                        .pairConfirm, PairConfirmParams(pairing: pairing, accept: accept), as: EmptyResult.self)
-                    if accept { Terminal.printLine("Waiting for the other laptop…") }
+                    if yes {
+                        Terminal.printLine("Accepted (--yes).")
+                        feed.yield(.answered(true))
+                    } else {
+                        // Asked on the side: Ctrl-C and the other laptop's answer still count meanwhile.
+                        asking = true
+                        Task { feed.yield(.answered(await Self.ask("Does the other laptop show the same number? [y/N] "))) }
+                    }
+                }
+            case .answered(let accept):
+                asking = false
+                guard !cancelling else { continue }
+                _ = try? await connection.request(
+                    .pairConfirm, PairConfirmParams(pairing: pairing, accept: accept), as: EmptyResult.self)
+                if accept { Terminal.printLine("Waiting for the other laptop…") }
+            case .event(let event) where event.name != .pairNumber:
+                switch event.name {
                 case .paired:
                     let paired = try event.data(as: PairedEvent.self)
                     guard paired.pairing == pairing else { continue }
@@ -192,11 +205,14 @@ struct PairCommand: AsyncParsableCommand {
                 case .pairFailed:
                     let failed = try event.data(as: PairFailedEvent.self)
                     guard failed.pairing == pairing else { continue }
+                    if asking { FileHandle.standardError.write(Data("\n".utf8)) }
                     Terminal.printError("not paired (\(failed.code)): \(failed.message); nothing was stored")
                     throw ExitCode(Self.exitStatus(for: failed.code))
                 default:
                     continue
                 }
+            case .event:
+                continue
             }
         }
     }

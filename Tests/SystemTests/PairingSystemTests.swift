@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import DBusTestSupport
 import Foundation
 import HandoffCore
@@ -111,6 +114,85 @@ import Testing
         let hex = try #require(secret)
         #expect(!laptops.a.log.contains(hex) && !laptops.b.log.contains(hex))
         #expect(!offer.stdout.contains(hex) && !join.stdout.contains(hex))
+        await laptops.stop()
+    }
+
+    /// `handoffctl pair` as a person runs it: its answer typed on standard input, Ctrl-C as SIGINT.
+    final class InteractiveCtl: @unchecked Sendable {
+        let process: TestProcess
+        let input: Int32
+        let out: String
+        let err: String
+
+        init(_ arguments: [String], in directory: String) throws {
+            let name = "\(directory)/handoffctl-\(UUID().uuidString.prefix(8))"
+            out = "\(name).out"
+            err = "\(name).err"
+            let outFD = open(out, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+            let errFD = open(err, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+            var fds: [Int32] = [0, 0]
+            guard pipe(&fds) == 0 else { throw TestFailure("pipe failed") }
+            defer {
+                close(outFD)
+                close(errFD)
+                close(fds[0])
+            }
+            input = fds[1]
+            process = try TestProcess(
+                try BuiltProducts.path(of: "handoffctl"), arguments, stdout: outFD, stderr: errFD,
+                extraDescriptors: [(fds[0], 0)])
+        }
+
+        deinit {
+            close(input)
+            process.kill()
+        }
+
+        var stdout: String { (try? String(contentsOfFile: out, encoding: .utf8)) ?? "" }
+        var stderr: String { (try? String(contentsOfFile: err, encoding: .utf8)) ?? "" }
+
+        func type(_ line: String) {
+            let bytes = Array((line + "\n").utf8)
+            _ = bytes.withUnsafeBytes { write(input, $0.baseAddress, $0.count) }
+        }
+
+        /// The number it printed, once it did.
+        func number() async throws -> String {
+            try await eventually(within: .seconds(20)) { self.stdout.contains("Pairing number: ") }
+            let line = stdout.split(separator: "\n").first { $0.hasPrefix("Pairing number: ") }
+            return String(line?.dropFirst("Pairing number: ".count) ?? "")
+        }
+    }
+
+    /// Both users are asked; one answers n at the prompt: both handoffctl exit 3 (refused), nothing stored.
+    /// Then Ctrl-C on the joining laptop after the offering user said y: 8 (cancelled) on both.
+    @Test func handoffctlAsksAndARefusalOrCtrlCLeavesNothingStored() async throws {
+        let laptops = try await Strangers()
+        let directory = laptops.bus.directory
+        var offer = try InteractiveCtl(["pair", "--offer", "--timeout", "30", "--socket", laptops.a.socket], in: directory)
+        var join = try InteractiveCtl(["pair", "--join", "--timeout", "30", "--socket", laptops.b.socket], in: directory)
+        let shown = try await (offer.number(), join.number())
+        #expect(shown.0 == shown.1)
+        #expect(offer.stderr.contains("Does the other laptop show the same number? [y/N]"), "\(offer.stderr)")
+        join.type("y")
+        offer.type("n")
+        #expect(await offer.process.exitCode(within: .seconds(10)) == 3, "\(offer.stdout) \(offer.stderr)")
+        #expect(await join.process.exitCode(within: .seconds(10)) == 3, "\(join.stdout) \(join.stderr)")
+        #expect(offer.stderr.contains("handoffctl: not paired (refused)"), "\(offer.stderr)")
+        #expect(join.stderr.contains("handoffctl: not paired (refused)"), "\(join.stderr)")
+        try await laptops.expectNothingStored()
+
+        offer = try InteractiveCtl(["pair", "--offer", "--timeout", "30", "--socket", laptops.a.socket], in: directory)
+        join = try InteractiveCtl(["pair", "--join", "--timeout", "30", "--socket", laptops.b.socket], in: directory)
+        _ = try await (offer.number(), join.number())
+        offer.type("y")
+        try await Task.sleep(for: .milliseconds(300))
+        join.process.signal(SIGINT)
+        #expect(await join.process.exitCode(within: .seconds(10)) == 8, "\(join.stdout) \(join.stderr)")
+        #expect(await offer.process.exitCode(within: .seconds(10)) == 8, "\(offer.stdout) \(offer.stderr)")
+        #expect(join.stderr.contains("not paired (cancelled)"), "\(join.stderr)")
+        #expect(offer.stderr.contains("the other laptop cancelled the pairing"), "\(offer.stderr)")
+        try await laptops.expectNothingStored()
         await laptops.stop()
     }
 

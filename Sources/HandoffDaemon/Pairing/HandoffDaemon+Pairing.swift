@@ -94,7 +94,11 @@ extension HandoffDaemon {
         func refuse(_ code: PairingFailure) -> DBusError { GattError.applicationError(0x80 | code.rawValue) }
         guard var attempt = pairing.attempt, attempt.name == name,
             case .offer(var offerer, let service, let bound, var mtu) = attempt.role, let service
-        else { throw refuse(.busy) }
+        else {
+            // A write that crossed the end of this offer learns why it ended.
+            if let ended = pairing.endedOffer, ended.name == name { throw refuse(ended.code) }
+            throw refuse(.busy)
+        }
         let device = options.device
         if let bound, device != bound { throw refuse(.busy) }
         if let options = options.mtu { mtu = Int(options) }
@@ -431,6 +435,7 @@ extension HandoffDaemon {
             attempt.task?.cancel()
         case .offer(var offerer, let service, let bound, let mtu):
             let failed = offerer.end(code)
+            pairing.endedOffer = (name, code)
             if tellPeer, bound != nil {
                 service?.send(failed, session: offerer.advertisement.session, mtu: mtu)
             }

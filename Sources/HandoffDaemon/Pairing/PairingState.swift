@@ -52,6 +52,8 @@ struct PairingState: Sendable {
     }
 
     var attempt: Attempt?
+    /// The last offer that ended without pairing, and why: a write that crosses its end is refused with that code.
+    var endedOffer: (name: String, code: PairingFailure)?
     /// The last offer's service being taken down.
     var closing: Task<Void, Never>?
     var counter = 0
