@@ -118,9 +118,6 @@ final class PairingJoinLink: Sendable {
 
     /// The code a refusal carries: "Operation failed with ATT error: 0x8N" → N.
     static func refusal(in error: DBusError) -> PairingFailure? {
-        guard let range = error.message.range(of: "ATT error: 0x", options: .caseInsensitive),
-            let code = UInt8(error.message[range.upperBound...].prefix(2), radix: 16), code >= 0x80
-        else { return nil }
-        return PairingFailure(rawValue: code - 0x80)
+        GattError.applicationErrorCode(in: error).flatMap { PairingFailure(rawValue: $0 - 0x80) }
     }
 }
