@@ -353,6 +353,44 @@ import Testing
         await laptops.stop()
     }
 
+    /// B already has an account named "me" (another key): the received account cannot be stored under its
+    /// name, so B refuses it (`conflict`), tells A, and keeps its own "me" as it was. Joining again with
+    /// `name` stores it under that name.
+    @Test func aNameTakenOnTheJoiningLaptopIsAConflictThenAnotherNameWorks() async throws {
+        let laptops = try await Strangers()
+        let own = try await laptops.b.client().call(.accountCreate, AccountNameParams(name: "me"), as: AccountInfo.self)
+        let keyFile = "\(laptops.b.directory)/accounts/me.handoff-key"
+        let before = try String(contentsOfFile: keyFile, encoding: .utf8)
+        let run = try await laptops.reachTheNumber()
+        _ = try await run.join.call(.pairConfirm, PairConfirmParams(pairing: run.joinPairing, accept: true), as: EmptyResult.self)
+        _ = try await run.offer.call(.pairConfirm, PairConfirmParams(pairing: run.offerPairing, accept: true), as: EmptyResult.self)
+        #expect(try await run.join.event(.pairFailed, as: PairFailedEvent.self).code == "conflict")
+        let offerFailed = try await run.offer.event(.pairFailed, as: PairFailedEvent.self)
+        #expect(offerFailed.code == "conflict")
+        #expect(offerFailed.message.contains("could not store"), "\(offerFailed.message)")
+        #expect(try String(contentsOfFile: keyFile, encoding: .utf8) == before)
+        #expect(Strangers.keyFiles(laptops.b) == ["me.handoff-key"])
+        #expect(try await laptops.b.client().call(.accountList, EmptyParams(), as: AccountListResult.self).accounts == [own])
+
+        // Taken names are refused before anything goes on the air.
+        let taken = try await laptops.b.client().failure(.pairJoin, PairJoinParams(name: "me"))
+        #expect(taken.code == .conflict)
+
+        let offer = try await laptops.a.client()
+        let offered = try await offer.call(.pairOffer, PairOfferParams(), as: PairStarted.self)
+        let join = try await laptops.b.client()
+        let joined = try await join.call(.pairJoin, PairJoinParams(name: "home"), as: PairStarted.self)
+        _ = try await join.event(.pairNumber, as: PairNumberEvent.self, timeout: .seconds(20))
+        _ = try await offer.event(.pairNumber, as: PairNumberEvent.self)
+        _ = try await join.call(.pairConfirm, PairConfirmParams(pairing: joined.pairing, accept: true), as: EmptyResult.self)
+        _ = try await offer.call(.pairConfirm, PairConfirmParams(pairing: offered.pairing, accept: true), as: EmptyResult.self)
+        let paired = try await join.event(.paired, as: PairedEvent.self)
+        #expect(paired.account.name == "home")
+        #expect(paired.account.fingerprint == laptops.fingerprint)
+        #expect(Strangers.keyFiles(laptops.b) == ["home.handoff-key", "me.handoff-key"])
+        await laptops.stop()
+    }
+
     /// A second pairing on one daemon is refused while one is under way.
     @Test func oneAttemptAtATime() async throws {
         let laptops = try await Strangers()

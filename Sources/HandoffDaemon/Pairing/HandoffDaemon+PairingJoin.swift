@@ -91,7 +91,9 @@ extension HandoffDaemon {
                 }
                 if Task.isCancelled { return .failed(nil, "") }
                 await log("pairing \(name): the offering laptop was not reached (\(error)); looking again")
-                await forgetOffer(heard.advertisement)
+                await offerFailed(heard.advertisement)
+                // Discovery runs meanwhile, so that a newer offer can be heard.
+                do { try await Task.sleep(for: .milliseconds(300)) } catch { return .failed(nil, "") }
             }
         }
         guard let (heard, link) = connected else { return .failed(nil, "") }
@@ -174,15 +176,19 @@ extension HandoffDaemon {
         }
     }
 
-    /// How long the joining side tries to connect to one offer before it looks for another.
-    static let connectAttempt: Duration = .seconds(8)
+    /// How long one attempt to connect to an offer lasts; an offer is forgotten after `attemptsPerOffer`
+    /// failed attempts. Between attempts discovery runs, so that a newer offer can be heard and tried first.
+    static let connectAttempt: Duration = .seconds(2)
+    static let attemptsPerOffer = 3
 
     func newestOffer(_ bluez: BlueZContext) -> PairingState.Heard? {
         pairing.newest(now: .now) { bluez.manager.device($0) != nil }
     }
 
-    func forgetOffer(_ advertisement: PairingAdvertisement) {
-        pairing.heard.removeAll { $0.advertisement == advertisement }
+    func offerFailed(_ advertisement: PairingAdvertisement) {
+        guard let index = pairing.heard.firstIndex(where: { $0.advertisement == advertisement }) else { return }
+        pairing.heard[index].failures += 1
+        if pairing.heard[index].failures >= Self.attemptsPerOffer { pairing.heard.remove(at: index) }
     }
 
     func log(_ text: String) { logger.info("\(text)") }

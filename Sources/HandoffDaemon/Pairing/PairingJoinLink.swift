@@ -34,7 +34,8 @@ final class PairingJoinLink: Sendable {
             try Task.checkCancellation()
             guard ContinuousClock.now < deadline else { throw DBusError(.failed, "could not connect within \(limit)") }
             do {
-                try await Device1.connect(device, on: connection, timeout: .seconds(5))
+                try await Device1.connect(
+                    device, on: connection, timeout: max(.milliseconds(100), deadline - ContinuousClock.now))
                 break
             } catch let error as DBusError where error.is(.bluezAlreadyConnected) {
                 break

@@ -49,6 +49,8 @@ struct PairingState: Sendable {
         let advertisement: PairingAdvertisement
         let device: DBusObjectPath
         let when: ContinuousClock.Instant
+        /// Failed attempts to connect to it.
+        var failures = 0
     }
 
     var attempt: Attempt?
