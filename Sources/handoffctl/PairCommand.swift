@@ -27,22 +27,23 @@ struct PairCommand: AsyncParsableCommand {
 
             EXIT STATUS (with --offer or --join)
               0  paired
-              1  handoffctl could not ask (handoffd is not running, a pairing is already under
-                 way, no such account, …)
+              1  handoffctl could not ask (handoffd is not running, a pairing is
+                 already under way, no such account, …)
               2  a usage error
               3  refused: a user answered n, on either laptop
               4  timeout: the pairing did not finish within --timeout
               5  the check failed: someone may be in the middle (commitment-mismatch,
                  confirmation-failed, authentication-failed, malformed, unexpected)
-              6  another failure: the other laptop was not reached or left (disconnected), is
-                 already pairing (busy), or could not store the key (conflict)
+              6  another failure: the other laptop was not reached or left
+                 (disconnected), is already pairing (busy), or could not store
+                 the key (conflict)
               8  cancelled: interrupted (Ctrl-C), or handoffd stopped
 
             EXAMPLES
-              handoffctl pair --offer                          (on the laptop with the account)
-              handoffctl pair --join                           (on the other laptop)
-              handoffctl pair                                  (prints an export code instead)
-              handoffctl pair '2000-G40R-40M3-…'               (imports it on the other laptop)
+              handoffctl pair --offer              (on the laptop with the account)
+              handoffctl pair --join               (on the other laptop)
+              handoffctl pair                      (prints an export code instead)
+              handoffctl pair '2000-G40R-40M3-…'   (imports it on the other laptop)
             """)
 
     @OptionGroup var connection: ConnectionOptions
