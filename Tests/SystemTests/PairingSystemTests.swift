@@ -391,6 +391,20 @@ import Testing
         await laptops.stop()
     }
 
+    /// The offering handoffd stops (SIGTERM) once both show the number: it exits cleanly, tells the
+    /// joining laptop, which ends with `cancelled`, and B stores nothing.
+    @Test func theOfferingDaemonStoppingCancelsAndLeavesNothingStored() async throws {
+        let laptops = try await Strangers()
+        let run = try await laptops.reachTheNumber()
+        #expect(await laptops.a.terminate() == 0)
+        let joinFailed = try await run.join.event(.pairFailed, as: PairFailedEvent.self, timeout: .seconds(10))
+        #expect(joinFailed.code == "cancelled")
+        #expect(joinFailed.message.contains("the other laptop cancelled"), "\(joinFailed.message)")
+        #expect(Strangers.keyFiles(laptops.b).isEmpty)
+        #expect(Strangers.keyFiles(laptops.a) == ["me.handoff-key"])
+        await laptops.stop()
+    }
+
     /// A second pairing on one daemon is refused while one is under way.
     @Test func oneAttemptAtATime() async throws {
         let laptops = try await Strangers()
