@@ -6,7 +6,7 @@
 #   make e2e     the end-to-end suite on real bluetoothd in a qemu guest (root; docs/e2e.md)
 #   make bench   measure, and write the figures to docs/BENCHMARKS.md
 #   make bench-continue   continue latency on real bluetoothd in the VM rig (root)
-#   make fuzz    run the beacon decoder under libFuzzer for FUZZ_SECONDS (default 60)
+#   make fuzz    run the beacon decoder and the protocol dispatch under libFuzzer, FUZZ_SECONDS each (default 60)
 #   make deb     the Debian package dist/handoff_<version>_<arch>.deb (lintian-clean)
 #   make deb-test  install, run and purge that package in a throwaway Debian root (root)
 
@@ -14,9 +14,11 @@ SWIFT ?= swift
 SWIFT_FLAGS ?=
 
 # Build: libdbus and BlueZ headers. Tests and benchmarks: a real dbus-daemon,
-# python3-dbus as an independent D-Bus peer, strace for the idle-wakeup count.
+# python3-dbus as an independent D-Bus peer, strace for the idle-wakeup count, Xvfb and
+# dunst as a real notification server for the desktop agent's tests.
 APT_PACKAGES := pkg-config libdbus-1-dev libbluetooth-dev \
-                dbus-daemon dbus-bin python3 python3-dbus python3-gi strace systemd
+                dbus-daemon dbus-bin python3 python3-dbus python3-gi strace systemd \
+                xvfb dunst
 
 # The end-to-end suite: qemu and Debian's kernel for the guest, and what runs inside it
 # (the guest sees the host's files): BlueZ with btvirt, a system bus, python3-dbus, jq.
@@ -70,7 +72,7 @@ e2e: deps
 
 check: deps
 	$(SWIFT) build --build-tests $(SWIFT_FLAGS)
-	$(SWIFT) test --skip-build --filter 'HandoffCoreTests|HandoffStoreTests|HandoffProtocolTests|DBusTests' $(SWIFT_FLAGS)
+	$(SWIFT) test --skip-build --filter 'HandoffCoreTests|HandoffStoreTests|HandoffProtocolTests|DBusTests|DesktopEntriesTests' $(SWIFT_FLAGS)
 
 demo: build
 	scripts/demo.sh

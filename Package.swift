@@ -6,6 +6,9 @@
 //   CDBus -> DBus -> BlueZ -> HandoffDaemon -> handoffd
 //   CBluetooth -> BluetoothManagement (kernel mgmt socket) -> HandoffDaemon
 //   HandoffCore (pure) -> HandoffStore (key files)
+//   HandoffProtocol -> HandoffKit -> handoffctl, HandoffAgent -> handoff-agent
+//   DesktopEntries (desktop entry files, pure) -> handoffctl, HandoffAgent
+//   HandoffLogging (stderr/journald log lines) -> handoffd, handoff-agent
 import PackageDescription
 
 let package = Package(
@@ -86,10 +89,12 @@ let package = Package(
                 .product(name: "TOMLKit", package: "TOMLKit"),
             ]
         ),
+        // MARK: What both long-running executables (handoffd, handoff-agent) log through
+        .target(name: "HandoffLogging", dependencies: [.product(name: "Logging", package: "swift-log")]),
         .executableTarget(
             name: "handoffd",
             dependencies: [
-                "HandoffDaemon", "BlueZ", "DBus",
+                "HandoffDaemon", "HandoffLogging", "BlueZ", "DBus",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -108,20 +113,23 @@ let package = Package(
         .executableTarget(
             name: "handoffctl",
             dependencies: [
-                "HandoffKit", "HandoffProtocol",
+                "HandoffKit", "HandoffProtocol", "DesktopEntries",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
 
+        // MARK: Desktop entries (X-Handoff-ActivityTypes, Exec lines): read by the agent and by handoffctl
+        .target(name: "DesktopEntries"),
+
         // MARK: The desktop agent: notifications for nearby activities, launching the app that continues them
         .target(
             name: "HandoffAgent",
-            dependencies: ["HandoffKit", "DBus", .product(name: "Logging", package: "swift-log")]
+            dependencies: ["HandoffKit", "DesktopEntries", "DBus", .product(name: "Logging", package: "swift-log")]
         ),
         .executableTarget(
             name: "handoff-agent",
             dependencies: [
-                "HandoffAgent", "HandoffKit", "DBus",
+                "HandoffAgent", "HandoffKit", "HandoffLogging", "DBus",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -146,6 +154,9 @@ let package = Package(
         .executableTarget(name: "BeaconBench", dependencies: ["HandoffCore"]),
         .executableTarget(name: "ScanBench", dependencies: ["BlueZ", "DBus"]),
         .executableTarget(name: "BeaconFuzz", dependencies: ["HandoffCore"]),
+        .executableTarget(
+            name: "ProtocolFuzz",
+            dependencies: ["BlueZ", "HandoffDaemon", "HandoffProtocol", .product(name: "Logging", package: "swift-log")]),
 
         // MARK: Simulated bluetoothd for tests and demos (shares no code with BlueZ)
         .target(name: "BlueZSimulator", dependencies: ["DBus"]),
@@ -174,17 +185,22 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
-        .testTarget(name: "HandoffKitTests", dependencies: ["HandoffKit", "HandoffProtocol"]),
+        .target(name: "HandoffTestSupport", dependencies: ["HandoffProtocol"], path: "Tests/HandoffTestSupport"),
+        .testTarget(name: "HandoffKitTests", dependencies: ["HandoffKit", "HandoffProtocol", "HandoffTestSupport"]),
         .testTarget(
             name: "SystemTests",
             dependencies: ["HandoffProtocol", "HandoffKit", "HandoffCore", "BlueZ", "DBus", "DBusTestSupport"]
         ),
         .testTarget(
             name: "HandoffAgentTests",
-            dependencies: ["HandoffAgent", "HandoffKit", "HandoffProtocol", "DBus", "DBusTestSupport"],
+            dependencies: [
+                "HandoffAgent", "DesktopEntries", "HandoffKit", "HandoffProtocol", "DBus", "DBusTestSupport",
+                "HandoffTestSupport",
+            ],
             resources: [.copy("Peers")]
         ),
         .testTarget(name: "HandoffStoreTests", dependencies: ["HandoffStore", "HandoffCore"]),
+        .testTarget(name: "DesktopEntriesTests", dependencies: ["DesktopEntries"]),
     ],
     swiftLanguageModes: [.v6]
 )

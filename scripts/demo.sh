@@ -5,14 +5,19 @@
 # that hear each other, and one handoffd per adapter, each with its own socket and
 # state directory. The two share one account (created on A, imported on B with its
 # export code, as you would on two real laptops). Then laptop A publishes an activity,
-# `handoffctl list` on laptop B finds it and `handoffctl continue` fetches it. Every process started here is stopped on
-# exit or Ctrl-C.
+# `handoffctl list` on laptop B finds it and `handoffctl continue` fetches it. Laptop B also has a desktop:
+# a real notification server (dunst, on an Xvfb display) and handoff-agent, which shows the activity as a
+# notification; picking Continue there (dunstctl action 0, as a click) starts the example app from its
+# desktop entry with the activity. Every process started here is stopped on exit or Ctrl-C.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 BIN=$(swift build --show-bin-path)
-for tool in handoffd handoffctl handoff-sim-bluez; do
+for tool in handoffd handoffctl handoff-sim-bluez handoff-agent handoff-example-reader; do
     [[ -x "$BIN/$tool" ]] || { echo "demo: $BIN/$tool is missing; run 'make build' first" >&2; exit 1; }
+done
+for tool in Xvfb dunst dunstctl; do
+    command -v "$tool" >/dev/null || { echo "demo: $tool is missing; run 'make deps' (packages xvfb, dunst)" >&2; exit 1; }
 done
 TYPE=org.handoff.demo.reading
 work=$(mktemp -d /tmp/handoff-demo.XXXXXX)
@@ -99,6 +104,37 @@ echo "$export_text"
 code=$(sed -n "s/.*account import '\(.*\)'.*/\1/p" <<<"$export_text")
 laptop b account import "$code" --name demo
 
+step "laptop-b's desktop: a notification server (dunst on an Xvfb display) and handoff-agent"
+desk="$work/desktop"
+mkdir -p "$desk/data/applications" "$desk/none" "$desk/run" "$desk/home"
+chmod 0700 "$desk/run"
+Xvfb -displayfd 1 -nolisten tcp >"$desk/display" 2>"$work/xvfb.log" &
+pids+=($!)
+wait_for 15 "the Xvfb display" grep -q . "$desk/display"
+# What dunst shows, as its rule scripts see it (dunst(5), SCRIPTING).
+cat > "$desk/shown.sh" <<'SCRIPT'
+#!/bin/sh
+printf 'app:     %s\nsummary: %s\nbody:    %s\n' "$DUNST_APP_NAME" "$DUNST_SUMMARY" "$DUNST_BODY" > "$SHOWN.tmp"
+mv "$SHOWN.tmp" "$SHOWN"
+SCRIPT
+chmod 0755 "$desk/shown.sh"
+printf '[handoff]\n    category = "x-handoff.activity"\n    script = %s\n' "$desk/shown.sh" > "$desk/dunstrc"
+DISPLAY=":$(cat "$desk/display")" DBUS_SESSION_BUS_ADDRESS="$BUS" HOME="$desk/home" XDG_RUNTIME_DIR="$desk/run" \
+    SHOWN="$desk/shown.txt" WAYLAND_DISPLAY= dunst -config "$desk/dunstrc" >"$work/dunst.log" 2>&1 &
+pids+=($!)
+# The example app's desktop entry, as installed; its output goes to a file for this demo.
+printf '#!/bin/sh\nexec "%s" "$@" > "%s" 2>&1\n' "$BIN/handoff-example-reader" "$desk/reader.out" > "$desk/reader"
+chmod 0755 "$desk/reader"
+sed "s|^Exec=.*|Exec=$desk/reader %u|" Examples/ContinuedReader/org.handoff.example.Reader.desktop \
+    > "$desk/data/applications/org.handoff.example.Reader.desktop"
+# The desktop's XDG directories, for handoff-agent and for handoffctl list below.
+export XDG_DATA_HOME="$desk/data" XDG_DATA_DIRS="$desk/none"
+HANDOFF_SOCKET="$work/b/handoffd.sock" DBUS_SESSION_BUS_ADDRESS="$BUS" XDG_RUNTIME_DIR="$desk/run" \
+    "$BIN/handoff-agent" >"$work/agent.log" 2>&1 &
+pids+=($!)
+wait_for 20 "handoff-agent to read the desktop entry" grep -q "org.handoff.example.Reader" "$work/agent.log"
+grep -o "activity types declared by desktop entries: .*" "$work/agent.log" | sed 's/^/laptop-b handoff-agent: /'
+
 step "An app on laptop-b that handles $TYPE starts listening"
 "$BIN/handoffctl" watch --type "$TYPE" --socket "$work/b/handoffd.sock" >"$work/b-watch.log" 2>&1 &
 pids+=($!)
@@ -118,6 +154,16 @@ wait_for 10 "laptop-b to hear laptop-a" found
 laptop b list
 echo
 laptop b status
+
+step "laptop-b's desktop shows it as a notification"
+wait_for 15 "the notification" test -s "$desk/shown.txt"
+sed 's/^/dunst shows: /' "$desk/shown.txt"
+
+step "The user picks Continue: handoff-agent continues it and starts the app from its desktop entry"
+printf '\033[2m%s$\033[0m dunstctl action 0    # what a click on the notification does\n' laptop-b
+DBUS_SESSION_BUS_ADDRESS="$BUS" dunstctl action 0
+wait_for 20 "the example app" grep -q "^Continued" "$desk/reader.out"
+sed 's/^/handoff-example-reader: /' "$desk/reader.out"
 
 step "laptop-b continues it: handoffd fetches the whole activity from laptop-a over GATT"
 device=$("$BIN/handoffctl" list --json --socket "$work/b/handoffd.sock" | sed -n 's/.*"device" *: *"\([0-9a-f]*\)".*/\1/p' | head -n 1)

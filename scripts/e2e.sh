@@ -71,10 +71,10 @@ digest() { # LOGDIR
     echo "== e2e config ${E2E_CONFIG}: $1"
     grep -E '^FAIL' "$1/results.txt" 2>/dev/null
     local f
-    for f in a b; do
+    for f in a b c d; do
         [ -f "$1/$f.log" ] || continue
-        echo "-- last lines of $f.log"
-        tail -n 12 "$1/$f.log" | cut -c1-220
+        echo "-- $f.log: its last notices, warnings and errors"
+        grep -E '^[^ ]+ (notice|warning|error|critical) ' "$1/$f.log" | tail -n 10 | cut -c1-220
     done
 }
 

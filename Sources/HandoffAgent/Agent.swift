@@ -1,4 +1,5 @@
 import DBus
+import DesktopEntries
 import Foundation
 import HandoffKit
 import Logging
@@ -44,10 +45,10 @@ public actor Agent {
         case busDown
         case signal(NotificationSignal)
         case applicationsChanged
-        case continued(nearbyID: String, Result<ContinuedActivity, ContinueFailure>, continuation: String?)
+        case continued(nearbyID: String, Result<ContinuedActivity, ContinueAttemptError>, continuation: String?)
     }
 
-    struct ContinueFailure: Error, Sendable { var message: String }
+    struct ContinueAttemptError: Error, Sendable { var message: String }
 
     /// What the agent knows about one nearby activity.
     struct Entry {
@@ -338,7 +339,7 @@ public actor Agent {
                 let restored = try await client.continue(nearbyID: nearbyID) { will in started.set(will.continuation) }
                 self?.submit(.continued(nearbyID: nearbyID, .success(restored), continuation: started.value))
             } catch {
-                self?.submit(.continued(nearbyID: nearbyID, .failure(ContinueFailure(message: "\(error)")), continuation: started.value))
+                self?.submit(.continued(nearbyID: nearbyID, .failure(ContinueAttemptError(message: "\(error)")), continuation: started.value))
             }
         }
     }

@@ -1,23 +1,26 @@
+import HandoffKit
+
 /// Text from another device, made safe to show in a notification.
 public enum DisplayText {
-    /// `text` without control characters (C0, DEL, C1) and without the bidirectional
-    /// embeddings, overrides and isolates U+202A–U+202E and U+2066–U+2069, which could
-    /// make a title read differently from what it is ("gpj.exe" shown as "exe.jpg").
-    /// Line breaks and tabs become spaces; runs of spaces collapse; ends are trimmed.
+    /// `text` without the characters that an activity's title may not contain
+    /// (`ActivityTitle.isForbidden`, docs/protocol.md): control characters (C0, DEL, C1)
+    /// and the bidirectional formatting characters (U+061C, U+200E, U+200F, U+202A–U+202E,
+    /// U+2066–U+2069), which could make a title read differently from what it is
+    /// ("gpj.exe" shown as "exe.jpg"). Line breaks (also U+2028 and U+2029) and tabs
+    /// become spaces; runs of spaces collapse; ends are trimmed.
     public static func sanitized(_ text: String) -> String {
         var out = String.UnicodeScalarView()
         var lastWasSpace = true
         for scalar in text.unicodeScalars {
-            let value = scalar.value
-            if value == 0x09 || value == 0x0A || value == 0x0D || value == 0x20 {
+            switch scalar.value {
+            case 0x09, 0x0A, 0x0D, 0x20, 0x2028, 0x2029:
                 if !lastWasSpace { out.append(" ") }
                 lastWasSpace = true
-                continue
+            default:
+                if ActivityTitle.isForbidden(scalar) { continue }
+                out.append(scalar)
+                lastWasSpace = false
             }
-            if value < 0x20 || (0x7F...0x9F).contains(value) { continue }
-            if (0x202A...0x202E).contains(value) || (0x2066...0x2069).contains(value) { continue }
-            out.append(scalar)
-            lastWasSpace = false
         }
         var result = String(out)
         while result.last == " " { result.removeLast() }

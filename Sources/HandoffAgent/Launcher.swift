@@ -1,4 +1,5 @@
 import DBus
+import DesktopEntries
 import Foundation
 import HandoffKit
 

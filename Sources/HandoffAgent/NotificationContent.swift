@@ -1,4 +1,5 @@
 import DBus
+import DesktopEntries
 import HandoffKit
 
 /// What the notification for a nearby activity says, decided from the activity, the

@@ -1,3 +1,4 @@
+import BlueZ
 import Foundation
 import HandoffCore
 import HandoffProtocol
@@ -13,18 +14,19 @@ extension HandoffDaemon {
 
     /// Forgets a closed connection, cancels its continuations and invalidates its activities.
     func disconnect(_ client: UInt64) async {
-        guard clients.remove(client) != nil else { return }
+        guard let gone = clients.remove(client) else { return }
         outgoing.cancelAll(of: client)
         await cancelPairing(of: client)
-        let gone = activities.removeAll(of: client)
-        logger.debug("client \(client) disconnected; \(gone.count) activities invalidated")
-        if !gone.isEmpty { await updateAdvertisement() }
+        // Its declared types go with it; entries already named keep their names.
+        if !gone.handles.isEmpty { _ = nearby.declare(clients.declared, accounts: Array(accounts.keys.values)) }
+        let invalidated = activities.removeAll(of: client)
+        logger.debug("client \(client) disconnected; \(invalidated.count) activities invalidated")
+        if !invalidated.isEmpty { await updateAdvertisement() }
     }
 
     /// `hello`, after the gateway agreed on a version: the app's name and the types it handles.
     func hello(app: String, handles: [String], from caller: Caller) throws(ProtocolError) {
-        let new = try clients.hello(caller.client, app: app, handles: handles)
-        guard !new.isEmpty else { return }
+        guard try clients.hello(caller.client, app: app, handles: handles) else { return }
         // Entries heard before a type was declared get its name now.
         for entry in nearby.declare(clients.declared, accounts: Array(accounts.keys.values)) { tell(.updated, entry) }
     }
@@ -61,16 +63,32 @@ extension HandoffDaemon {
 
     func status(for caller: Caller) async -> StatusResult {
         let radioStatus = await radio.status
-        let current = activities.current(at: .now)
+        let own = activities.current(of: caller.uid, at: .now)
+        let current = caller.uid == 0 ? own ?? activities.current(at: .now) : own
         return StatusResult(
             daemon: settings.daemonName, adapter: radioStatus.adapter, adapterAddress: radioStatus.adapterAddress,
             radio: radioStatus.phase.description, scanning: radioStatus.scanning, advertising: radioStatus.advertising,
             lastError: radioStatus.lastError, accounts: accounts.visible(to: caller.uid).map(\.name),
             nearbyCount: nearbyActivities(for: caller).count, clientCount: clients.count,
             localActivityCount: activities.count,
-            currentActivityType: current.flatMap { $0.uid == caller.uid || caller.uid == 0 ? $0.type.rawValue : nil },
+            currentActivityType: current?.type.rawValue,
             epochSeconds: settings.epochSeconds, beaconsRecognized: nearby.recognized, beaconsRejected: nearby.rejected,
-            beaconCopiesRefused: nearby.copies, continuation: advertiser.policy.availability)
+            beaconCopiesRefused: nearby.copies, continuation: advertiser.policy.availability,
+            notAdvertised: notAdvertised(own, of: caller.uid, radio: radioStatus))
+    }
+
+    /// Why `uid`'s own current activity is not on the air, if it has one that is not.
+    /// Each user's current activity has an advertising slot of its own (docs/protocol.md, status).
+    private func notAdvertised(_ own: LocalActivity?, of uid: UInt32, radio: RadioStatus) -> String? {
+        guard own != nil else { return nil }
+        if !advertiser.policy.advertise { return "advertising is withheld: see continuation" }
+        guard let account = accounts.advertisingAccount(for: uid) else { return "no account to advertise it under" }
+        guard let slot = advertiser.slot(of: account.id) else {
+            return "another user's current activity is advertised under the same account (\(account.name)); one per account"
+        }
+        if let error = radio.slotErrors[slot] { return error }
+        if !radio.advertisingSlots.contains(slot) { return "the radio is not advertising: see radio and lastError" }
+        return nil
     }
 
     // MARK: Accounts

@@ -79,7 +79,7 @@ public actor HandoffDaemon {
             fail(name, pending, ContinueError(.cancelled, "handoffd is stopping"))
         }
         if let attempt = pairing.attempt { await endPairing(attempt.name, .cancelled, "cancelled: handoffd is stopping") }
-        await radio.advertise(nil)
+        await radio.advertise([])
     }
 
     /// Swaps in a reloaded account book (SIGHUP).
@@ -93,7 +93,7 @@ public actor HandoffDaemon {
     public func apply(_ policy: AdvertisingPolicy) async {
         guard policy != advertiser.policy else { return }
         let onAir = advertiser.apply(policy)
-        await radio.advertise(pairing.onAir ?? onAir)
+        await radio.advertise(pairing.onAir.map { [$0] } ?? onAir)
     }
 
     static func wallClock() -> Double { Date().timeIntervalSince1970 }
@@ -137,27 +137,28 @@ public actor HandoffDaemon {
 
     // MARK: Advertising
 
-    /// Puts the current activity's beacon on the air (or takes it off), and
-    /// sets the timer for the next rotation, renewal or expiration.
+    /// Puts each user's current activity's beacon on the air under that user's
+    /// account (or takes them off), and sets the timer for the next rotation,
+    /// renewal or expiration.
     func updateAdvertisement() async {
         let instant = ContinuousClock.now
         let now = Self.wallClock()
-        let wanted = activities.current(at: instant).flatMap { current in
-            accounts.visible(to: current.uid).first.map {
+        let wanted = activities.currentByUser(at: instant).compactMap { current in
+            accounts.advertisingAccount(for: current.uid).map {
                 WantedBeacon(account: $0, activity: current.id, type: current.type, flags: current.flags)
             }
         }
         let decision = advertiser.decide(wanted, now: now, instant: instant)
-        if let fresh = decision.fresh {
+        for fresh in decision.fresh {
             // Known to the origin side before it is on the air: a request may follow at once.
             origin.didAdvertise(fresh.payload, account: fresh.account, activity: fresh.activity, now: now)
         }
-        if let note = decision.note { logger.info("\(note)") }
+        for note in decision.notes { logger.info("\(note)") }
         let expiration = activities.nextExpiration(after: instant)
         let next = [decision.next, expiration].compactMap { $0 }.min()
         advertiser.timer.set(at: next) { [weak self] in await self?.updateAdvertisement() }
-        // While an offer is open, its pairing advertisement goes on the air instead (docs/pairing.md).
-        await radio.advertise(pairing.onAir ?? decision.onAir)
+        // While an offer is open, its pairing advertisement goes on the air instead of the beacons (docs/pairing.md).
+        await radio.advertise(pairing.onAir.map { [$0] } ?? decision.onAir)
     }
 
     // MARK: Accounts

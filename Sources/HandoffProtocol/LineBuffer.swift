@@ -31,7 +31,9 @@ public struct LineBuffer: Sendable {
                 }
                 pending.removeAll(keepingCapacity: true)
             } else if !discarding {
-                if pending.count >= maximumLength {
+                // A carriage return right after a full-length line is the CR of its CRLF, not content.
+                let isTrailingCR = byte == UInt8(ascii: "\r") && pending.count == maximumLength
+                if pending.count >= maximumLength && !isTrailingCR {
                     discarding = true
                     pending.removeAll(keepingCapacity: false)
                     items.append(.tooLong)

@@ -192,13 +192,17 @@ public struct StatusResult: Sendable, Codable, Hashable {
     /// Whether activities published here can be continued elsewhere (LE privacy);
     /// absent from daemons that predate it.
     public var continuation: ContinuationAvailability?
+    /// Why the caller's own current activity is not on the air; absent when it is, or
+    /// when the caller has none.
+    public var notAdvertised: String?
 
     public init(
         daemon: String, adapter: String?, adapterAddress: String?, radio: String, scanning: Bool, advertising: Bool,
         lastError: String?, accounts: [String], nearbyCount: Int, clientCount: Int, localActivityCount: Int,
         currentActivityType: String?, epochSeconds: UInt32, beaconsRecognized: UInt64, beaconsRejected: UInt64,
-        beaconCopiesRefused: UInt64? = nil, continuation: ContinuationAvailability? = nil
+        beaconCopiesRefused: UInt64? = nil, continuation: ContinuationAvailability? = nil, notAdvertised: String? = nil
     ) {
+        self.notAdvertised = notAdvertised
         self.daemon = daemon
         self.adapter = adapter
         self.adapterAddress = adapterAddress

@@ -105,6 +105,10 @@ public enum WireFormat {
             throw ProtocolError(.invalidJSON, "the request is not a JSON object with an integer \"id\" and a \"method\": \(describe(error))")
         }
         id = raw.id
+        guard raw.id != nil else {
+            // docs/protocol.md, Framing: request ids are integers; a request without one is not run.
+            throw ProtocolError(.invalidJSON, "the request has no integer \"id\"; it was not run")
+        }
         guard let name = raw.method else {
             throw ProtocolError(.unknownMethod, "the request has no \"method\"")
         }

@@ -2,6 +2,7 @@ import ArgumentParser
 import DBus
 import Foundation
 import HandoffAgent
+import HandoffLogging
 import Logging
 
 @main

@@ -9,6 +9,10 @@ struct Table {
         self.header = header
     }
 
+    init(header: [String]) {
+        self.header = header
+    }
+
     mutating func append(_ row: [String]) {
         rows.append(row)
     }

@@ -3,6 +3,7 @@ import BlueZ
 import DBus
 import Foundation
 import HandoffDaemon
+import HandoffLogging
 import Logging
 import ServiceLifecycle
 

@@ -106,6 +106,47 @@ struct Laptop {
         await sim.stop()
     }
 
+    /// Two slots are two advertising instances, each with its own object; a slot the
+    /// adapter has no instance for is reported, and registered once one is free.
+    @Test func eachSlotIsAnInstanceOfItsOwnAsFarAsTheAdapterHasThem() async throws {
+        let bus = try PrivateBus()
+        let sim = try await SimulatedBlueZ(bus: bus, arguments: ["--supported-instances", "2"])
+        let a = try await Laptop(bus: bus, adapter: "hci0") { $0.retry = .init(first: .milliseconds(50), maximum: .milliseconds(200)) }
+        let b = try await Laptop(bus: bus, adapter: "hci1")
+        try await a.waitUntilReady()
+        try await b.waitUntilReady()
+        let payloadC = [UInt8](repeating: 7, count: 24)
+        await a.radio.advertise([
+            RadioAdvertisement(payload: Self.payloadA, type: .broadcast, slot: 0),
+            RadioAdvertisement(payload: Self.payloadB, type: .broadcast, slot: 1),
+        ])
+        try await eventually { (try? await sim.activeInstances("hci0")) == 2 }
+        _ = try await firstMatch(b.radio.scanEvents, report(Self.payloadB))
+        #expect(await a.radio.status.advertisingSlots == [0, 1])
+        // A third slot finds no free instance: the other two stay on the air, and status says why.
+        await a.radio.advertise([
+            RadioAdvertisement(payload: Self.payloadA, type: .broadcast, slot: 0),
+            RadioAdvertisement(payload: Self.payloadB, type: .broadcast, slot: 1),
+            RadioAdvertisement(payload: payloadC, type: .broadcast, slot: 2),
+        ])
+        try await eventually { await a.radio.status.slotErrors[2] != nil }
+        #expect(await a.radio.status.slotErrors[2]?.contains("no free advertising instance") == true)
+        #expect(await a.radio.status.advertisingSlots == [0, 1])
+        // Slot 1 leaves: slot 2 gets its instance on a retry.
+        await a.radio.advertise([
+            RadioAdvertisement(payload: Self.payloadA, type: .broadcast, slot: 0),
+            RadioAdvertisement(payload: payloadC, type: .broadcast, slot: 2),
+        ])
+        try await eventually { await a.radio.status.advertisingSlots == [0, 2] }
+        _ = try await firstMatch(b.radio.scanEvents, report(payloadC))
+        #expect(await a.radio.status.slotErrors.isEmpty)
+        #expect(try await sim.activeInstances("hci0") == 2)
+        await a.stop()
+        try await eventually { (try? await sim.activeInstances("hci0")) == 0 }
+        await b.stop()
+        await sim.stop()
+    }
+
     @Test func handlesReleaseAndRegistersAgain() async throws {
         let bus = try PrivateBus()
         let sim = try await SimulatedBlueZ(bus: bus)

@@ -85,7 +85,8 @@ public final class PeerProcess: Sendable {
     public let process: TestProcess
     public let logPath: String
 
-    init(process: TestProcess, logPath: String) {
+    /// A process started some other way, whose output goes to `logPath`.
+    public init(process: TestProcess, logPath: String) {
         self.process = process
         self.logPath = logPath
     }

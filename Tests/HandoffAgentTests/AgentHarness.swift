@@ -5,12 +5,14 @@ import DBus
 import DBusTestSupport
 import Foundation
 import HandoffProtocol
+import HandoffTestSupport
 import Synchronization
 import Testing
 
-/// One agent test's world: a private session bus with the independent notification
-/// server (Peers/notification_server.py), a fake handoffd, temporary XDG directories,
-/// and the real `handoff-agent` executable between them.
+/// One agent test's world: a private session bus with a notification server (the
+/// independent one, Peers/notification_server.py, or dunst, a real one), a fake
+/// handoffd, temporary XDG directories, and the real `handoff-agent` executable
+/// between them.
 final class AgentHarness: Sendable {
     let bus: TestBus
     let root: String
@@ -26,6 +28,8 @@ final class AgentHarness: Sendable {
         box.mutex.withLock { body(&$0) }
     }
     let observer: DBusConnection
+    /// The real notification server, when the world has one instead of the independent server.
+    let dunst: DunstSession?
     let agentLog: String
     private let agent = Mutex<TestProcess?>(nil)
 
@@ -59,7 +63,17 @@ final class AgentHarness: Sendable {
         }
     }
 
-    private init(bus: TestBus, capabilities: [String]) async throws {
+    /// Runs `body` in a fresh world whose notification server is dunst on an Xvfb display.
+    static func runWithDunst(_ body: (AgentHarness) async throws -> Void) async throws {
+        try await TestBus.run { bus in
+            let harness = try await AgentHarness(bus: bus, capabilities: nil)
+            defer { harness.stop() }
+            try await body(harness)
+        }
+    }
+
+    /// A world with the independent server answering `capabilities`, or with dunst when nil.
+    private init(bus: TestBus, capabilities: [String]?) async throws {
         self.bus = bus
         root = bus.bus.directory + "/world"
         for directory in ["/data/applications", "/system/applications", "/run", "/home", "/out"] {
@@ -68,8 +82,13 @@ final class AgentHarness: Sendable {
         chmod(root + "/run", 0o700)
         agentLog = root + "/agent.log"
         observer = try await bus.connect()
-        let server = try bus.startPython(Self.serverScript, [capabilities.isEmpty ? "-" : capabilities.joined(separator: ",")])
-        try await server.waitForName("org.freedesktop.Notifications", on: observer)
+        if let capabilities {
+            dunst = nil
+            let server = try bus.startPython(Self.serverScript, [capabilities.isEmpty ? "-" : capabilities.joined(separator: ",")])
+            try await server.waitForName("org.freedesktop.Notifications", on: observer)
+        } else {
+            dunst = try await DunstSession(bus: bus, directory: root + "/dunst", observer: observer)
+        }
 
         let box = StateBox()
         self.box = box
@@ -101,6 +120,7 @@ final class AgentHarness: Sendable {
     func stop() {
         agent.withLock { $0?.kill() }
         daemon.stop()
+        dunst?.stop()
     }
 
     var log: String { (try? String(contentsOfFile: agentLog, encoding: .utf8)) ?? "" }

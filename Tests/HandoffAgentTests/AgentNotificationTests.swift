@@ -1,4 +1,5 @@
 import DBusTestSupport
+import DesktopEntries
 import Foundation
 import HandoffKit
 import Testing

@@ -1,3 +1,4 @@
+import DesktopEntries
 import Foundation
 import HandoffAgent
 import Testing

@@ -177,7 +177,7 @@ import Testing
             #expect(availability.fix?.contains("address_privacy = \"warn\"") == true)
             #expect(record.count(containing: "not advertising") == 1)
             // It stays off: nothing registered while the radio keeps scanning.
-            try await eventually { await radio.wanted == nil }
+            try await eventually { await radio.wanted.isEmpty }
             try await Task.sleep(for: .milliseconds(500))
             #expect(try await Self.activeInstances(from: observer) == 0)
             #expect(try await Self.exportedType(radio, from: observer) == nil)

@@ -30,6 +30,9 @@ enum HandoffCtl {
         process.arguments = arguments
         var env = ProcessInfo.processInfo.environment
         env.removeValue(forKey: "HANDOFF_SOCKET")
+        // No desktop entries of the machine's: a test that wants some passes its own directories.
+        env["XDG_DATA_HOME"] = "/nonexistent/handoffctl-tests/data"
+        env["XDG_DATA_DIRS"] = "/nonexistent/handoffctl-tests/system"
         env.merge(environment) { $1 }
         process.environment = env
         let out = Pipe()

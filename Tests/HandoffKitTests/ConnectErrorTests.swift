@@ -4,6 +4,7 @@ import Glibc
 import Foundation
 import HandoffKit
 import HandoffProtocol
+import HandoffTestSupport
 import Testing
 
 @Suite struct ConnectErrorTests {

@@ -1,5 +1,6 @@
 import Foundation
 import HandoffProtocol
+import HandoffTestSupport
 import Testing
 
 /// `handoffctl continue` end to end, against a daemon scripted to continue as docs/protocol.md says.

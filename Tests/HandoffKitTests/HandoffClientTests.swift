@@ -1,6 +1,7 @@
 import Foundation
 import HandoffKit
 import HandoffProtocol
+import HandoffTestSupport
 import Synchronization
 import Testing
 

@@ -1,6 +1,7 @@
 import Foundation
 import HandoffKit
 import HandoffProtocol
+import HandoffTestSupport
 import Testing
 
 @Suite(.timeLimit(.minutes(1))) struct HandoffConnectionTests {

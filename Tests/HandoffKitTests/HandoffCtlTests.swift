@@ -1,23 +1,29 @@
 import Foundation
 import HandoffProtocol
+import HandoffTestSupport
 import Testing
 
 /// `handoffctl` end to end, against a scripted fake daemon.
 @Suite(.enabled(if: HandoffCtl.isAvailable, "handoffctl is not built"), .timeLimit(.minutes(1)))
 struct HandoffCtlTests {
-    @Test func listPrintsATable() async throws {
-        let now = Date()
-        var state = ScriptedDaemon.State()
-        state.activities = [
+    /// A known type seen `age` seconds ago, and an unknown one seen 2 minutes ago.
+    static func twoActivities(now: Date, title: String?, age: TimeInterval) -> [NearbyActivity] {
+        [
             NearbyActivity(
                 id: "n1", account: "alice", device: "0a0b0c0d", type: "org.example.viewing", typeHash: "11223344",
-                title: "Release notes", hasPayload: true, hasWebpageURL: true, supportsStreams: false, rssi: -52.4,
-                firstSeen: now, lastSeen: now.addingTimeInterval(-3 * 3600 - 10)),
+                title: title, hasPayload: true, hasWebpageURL: true, supportsStreams: false, rssi: -52.4,
+                firstSeen: now, lastSeen: now.addingTimeInterval(-age)),
             NearbyActivity(
                 id: "n2", account: "work", device: "99aabbcc", type: nil, typeHash: "deadbeef", title: nil,
                 hasPayload: false, hasWebpageURL: false, supportsStreams: false, rssi: nil,
                 firstSeen: now, lastSeen: now.addingTimeInterval(-125)),
         ]
+    }
+
+    @Test func listPrintsATable() async throws {
+        let now = Date()
+        var state = ScriptedDaemon.State()
+        state.activities = Self.twoActivities(now: now, title: "Release notes", age: 3 * 3600 + 10)
         let daemon = try ScriptedDaemon(state)
         defer { daemon.stop() }
         let outcome = try await HandoffCtl.run(["list", "--socket", daemon.socketPath])
@@ -28,6 +34,71 @@ struct HandoffCtlTests {
         // Newest first.
         #expect(lines[1] == "99aabbcc  work     unknown type (hash deadbeef)  -              -        2m ago")
         #expect(lines[2] == "0a0b0c0d  alice    org.example.viewing           Release notes  -52 dBm  3h ago")
+    }
+
+    /// A desktop entry declaring `types`, in a fresh XDG_DATA_HOME; returns that environment.
+    static func applications(_ entries: [String: String]) throws -> [String: String] {
+        let home = FileManager.default.temporaryDirectory.appendingPathComponent("handoffctl-\(UUID().uuidString)")
+        let directory = home.appendingPathComponent("applications/vendor")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        for (name, text) in entries {
+            try text.write(to: directory.appendingPathComponent(name), atomically: true, encoding: .utf8)
+        }
+        return ["XDG_DATA_HOME": home.path]
+    }
+
+    static let viewerEntry = """
+        [Desktop Entry]
+        Type=Application
+        Name=Viewer
+        Exec=/usr/bin/true %u
+        X-Handoff-ActivityTypes=org.example.viewing;
+        """
+
+    @Test func listNamesTheAppADesktopEntryDeclaresAndLeavesOutEmptyColumns() async throws {
+        let now = Date()
+        var state = ScriptedDaemon.State()
+        state.activities = Self.twoActivities(now: now, title: nil, age: 1800)
+        let daemon = try ScriptedDaemon(state)
+        defer { daemon.stop() }
+        let environment = try Self.applications(["org.example.Viewer.desktop": Self.viewerEntry])
+        let outcome = try await HandoffCtl.run(["list", "--socket", daemon.socketPath], environment: environment)
+        #expect(outcome.status == 0)
+        let lines = outcome.stdout.split(separator: "\n").map(String.init)
+        #expect(lines.count == 3)
+        // No title is known: no TITLE column. The entry is vendor/org.example.Viewer.desktop.
+        #expect(lines[0] == "DEVICE    ACCOUNT  APP     TYPE                          RSSI     LAST SEEN")
+        #expect(lines[1] == "99aabbcc  work     -       unknown type (hash deadbeef)  -        2m ago")
+        #expect(lines[2] == "0a0b0c0d  alice    Viewer  org.example.viewing           -52 dBm  30m ago")
+
+        // Without the desktop entry, no APP column either.
+        let plain = try await HandoffCtl.run(["list", "--socket", daemon.socketPath])
+        #expect(plain.stdout.split(separator: "\n").first == "DEVICE    ACCOUNT  TYPE                          RSSI     LAST SEEN")
+    }
+
+    @Test func listJSONAddsTheAppToActivitiesOfDeclaredTypes() async throws {
+        var state = ScriptedDaemon.State()
+        let declared = sampleActivity(id: "n1", type: "org.example.viewing")
+        let other = sampleActivity(id: "n2", type: "org.example.other")
+        state.activities = [declared, other]
+        let daemon = try ScriptedDaemon(state)
+        defer { daemon.stop() }
+        let environment = try Self.applications(["org.example.Viewer.desktop": Self.viewerEntry])
+        let outcome = try await HandoffCtl.run(["list", "--json", "--socket", daemon.socketPath], environment: environment)
+        #expect(outcome.status == 0)
+        let printed = try JSONDecoder().decode(JSONValue.self, from: Data(outcome.stdout.utf8))
+        guard case .object(let object) = printed, case .array(let activities)? = object["activities"],
+            activities.count == 2, case .object(var first) = activities[0], case .object(let second) = activities[1]
+        else {
+            Issue.record("not a list result: \(outcome.stdout)")
+            return
+        }
+        #expect(first.removeValue(forKey: "app") == ["name": "Viewer", "desktopEntry": "vendor-org.example.Viewer"])
+        #expect(second["app"] == nil)
+        // Everything else is the daemon's result unchanged.
+        let daemonResult = try JSONDecoder().decode(
+            JSONValue.self, from: try WireFormat.compactJSON(ListResult(activities: [declared, other])))
+        #expect(JSONValue.object(["activities": .array([.object(first), .object(second)])]) == daemonResult)
     }
 
     @Test func listSaysSoWhenNothingIsNearby() async throws {

@@ -1,5 +1,6 @@
 import Foundation
 import HandoffProtocol
+import HandoffTestSupport
 import Synchronization
 
 /// A fake daemon that answers every method from an in-memory state, for the

@@ -79,18 +79,55 @@ import Testing
         bus.stop()
     }
 
-    @Test func aClientThatStopsReadingIsDisconnectedWithoutHurtingOthers() async throws {
+    /// A client that sends thousands of requests without reading stalls only itself:
+    /// the daemon stops reading its requests (bounded buffering, docs/protocol.md,
+    /// Ordering), serves everyone else, and once the client reads it gets every
+    /// answer, in order.
+    @Test func aClientThatStopsReadingStallsOnlyItselfAndLosesNothing() async throws {
         let (bus, sim, daemon) = try await Self.single()
         let slow = try WireClient(socket: daemon.socket)
-        // Thousands of requests, never reading a response: the daemon must not buffer without bound.
         let request = Array(try await WireFormat.request(id: 1, method: .hello, params: HelloParams(app: "slow")))
-        for _ in 0..<4000 { try? slow.sendRaw(request) }
+        let total = 12_000
+        // Blocking writes on a thread of their own: once the daemon stops reading, they wait.
+        let written = Counter()
+        let writer = Thread {
+            for _ in 0..<total {
+                guard (try? slow.sendRaw(request)) != nil else { return }
+                written.add()
+            }
+        }
+        writer.start()
+        // The writes stall well before the end: the daemon does not buffer without bound.
+        var last = -1
+        while written.value != last && written.value < total {
+            last = written.value
+            try await Task.sleep(for: .milliseconds(500))
+        }
+        let stalledAt = written.value
+        #expect(stalledAt < total, "the daemon took all \(total) requests without their answers being read")
         let other = try await daemon.client()
         #expect(try await other.call(.status, EmptyResult(), as: StatusResult.self).daemon.hasPrefix("handoffd"))
+        // Now the slow client reads: every request gets its answer, and the writer finishes.
+        for n in 0..<total {
+            guard case .result(let id, _) = try WireFormat.incoming(try await slow.readLine()) else {
+                Issue.record("answer \(n) is not a result")
+                break
+            }
+            #expect(id == 1)
+        }
+        #expect(written.value == total)
         #expect(daemon.process.isRunning)
         _ = await daemon.terminate()
         await sim.stop()
         bus.stop()
+    }
+
+    /// A count shared with a thread.
+    final class Counter: @unchecked Sendable {
+        private let lock = NSLock()
+        private var count = 0
+        var value: Int { lock.withLock { count } }
+        func add() { lock.withLock { count += 1 } }
     }
 
     @Test func usersSeeOnlyTheirOwnAccounts() async throws {

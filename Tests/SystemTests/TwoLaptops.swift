@@ -12,11 +12,14 @@ struct TwoLaptops {
     let a: DaemonProcess
     let b: DaemonProcess
 
+    /// - Parameter expirySeconds: the nearby expiry; the origin renews its beacon (a new
+    ///   address on the simulator) every third of it.
     /// - Parameter rescanInterval: how often, in seconds, a scanning adapter hears
     ///   unchanged advertisements again.
     /// - Parameter originBluetoothSettings: more `[bluetooth]` settings for A.
     init(
-        adapters: Int = 2, epochSeconds: Int = 600, rescanInterval: Int = 1, extraSocketSettings: String = "",
+        adapters: Int = 2, epochSeconds: Int = 600, expirySeconds: Int = 3, rescanInterval: Int = 1,
+        extraSocketSettings: String = "",
         originBluetoothSettings: String = "", simulatorArguments: [String] = []
     ) async throws {
         bus = try PrivateBus()
@@ -29,10 +32,12 @@ struct TwoLaptops {
                 "--extended-advertising",
             ] + simulatorArguments)
         a = try await DaemonProcess(
-            bus: bus, name: "a", adapter: "hci0", epochSeconds: epochSeconds, extraSocketSettings: extraSocketSettings,
+            bus: bus, name: "a", adapter: "hci0", epochSeconds: epochSeconds, expirySeconds: expirySeconds,
+            extraSocketSettings: extraSocketSettings,
             extraBluetoothSettings: originBluetoothSettings)
         b = try await DaemonProcess(
-            bus: bus, name: "b", adapter: "hci1", epochSeconds: epochSeconds, extraSocketSettings: extraSocketSettings)
+            bus: bus, name: "b", adapter: "hci1", epochSeconds: epochSeconds, expirySeconds: expirySeconds,
+            extraSocketSettings: extraSocketSettings)
         try await Self.share(account: "me", from: a, to: b)
     }
 

@@ -37,6 +37,9 @@ final class WireClient: @unchecked Sendable {
         self.fd = fd
     }
 
+    /// Takes over a connected socket (one a child process of another uid connected, say).
+    init(connected fd: Int32) { self.fd = fd }
+
     deinit { Glibc.close(fd) }
 
     func close() { Glibc.shutdown(fd, Int32(SHUT_RDWR)) }
@@ -142,6 +145,22 @@ final class WireClient: @unchecked Sendable {
                 if names.contains(got) { return (got, line) }
                 skippedEvents.append(got)
             }
+        }
+    }
+
+    /// The data of the next event named `name`, from those already read or from the socket;
+    /// other events are kept. Nil when none comes within `timeout`.
+    func event(_ name: EventName, timeout: Duration = .seconds(10)) async throws -> Data? {
+        let deadline = ContinuousClock.now + timeout
+        while true {
+            if let index = pendingEvents.firstIndex(where: { if case .event(name, _) = $0 { true } else { false } }),
+                case .event(_, let line) = pendingEvents.remove(at: index)
+            {
+                return line
+            }
+            let left = deadline - ContinuousClock.now
+            guard left > .zero, let line = try? await readLine(timeout: left) else { return nil }
+            pendingEvents.append(try WireFormat.incoming(line))
         }
     }
 

@@ -28,7 +28,8 @@ public actor LERadio: Radio {
         public var powerOnAdapter = true
         /// The company ID of our Manufacturer Specific Data (0xFFFF: the SIG's test ID).
         public var companyID: UInt16 = 0xFFFF
-        /// Where the advertisement object is exported.
+        /// Where the advertisement object of slot 0 is exported; slot N's path
+        /// ends in N instead of the 0 (`advertisementPath(slot:)`).
         public var advertisementPath: DBusObjectPath = "/org/handoff/advertisement0"
         /// Advertising interval bounds in milliseconds, if set.
         public var minInterval: UInt32?
@@ -56,20 +57,15 @@ public actor LERadio: Radio {
     public let configuration: Configuration
     let logger: Logger
 
-    /// What is wanted on the air.
-    public private(set) var wanted: RadioAdvertisement?
+    /// What is wanted on the air, by slot.
+    public private(set) var wanted: [Int: RadioAdvertisement] = [:]
     // What bluetoothd has, as far as we know.
     var adapter: Adapter1?
     var scanning = false
-    var advertisement: LEAdvertisement1?
-    var registered = false
-    /// The payload bluetoothd refused as too long, and why: not registered again
-    /// until the wanted payload changes or bluetoothd or the adapter does.
-    var tooLong: (payload: [UInt8], refusal: AdvertisementTooLong)?
-    /// The payload of the registered advertisement.
-    var registeredPayload: [UInt8]?
-    /// Its type: a registration of another type than the wanted one is redone.
-    var registeredType: LEAdvertisementData.AdvertisingType?
+    /// Our advertising instances, by slot (LERadio+Advertising.swift).
+    var slots: [Int: AdvertisingSlot] = [:]
+    /// Whether bluetoothd has any of our advertisements registered.
+    var registered: Bool { slots.values.contains { $0.registered } }
     private var poweringOn: DBusObjectPath?
     // Bookkeeping.
     private var phase: RadioStatus.Phase = .waitingForBluetoothd
@@ -113,7 +109,8 @@ public actor LERadio: Radio {
     public var status: RadioStatus {
         RadioStatus(
             phase: phase, adapter: adapter?.interfaceName, adapterAddress: adapter?.address, scanning: scanning,
-            advertising: registered, lastError: lastError, droppedReports: scanner.counters.dropped)
+            advertising: registered, advertisingSlots: Set(slots.filter(\.value.registered).keys),
+            slotErrors: slotErrors, lastError: lastError, droppedReports: scanner.counters.dropped)
     }
 
     /// Runs until the task is cancelled, then unregisters and stops discovery.
@@ -133,13 +130,14 @@ public actor LERadio: Radio {
         await Task { await self.shutDown() }.value
     }
 
-    /// Puts `advertisement` on the air, or takes ours off (nil). New data, or a
-    /// new type, is registered afresh (see the type's notes). Returns after a
-    /// pass for it, or, when a pass is under way, once that one knows to go
-    /// round again.
-    public func advertise(_ advertisement: RadioAdvertisement?) async {
-        guard advertisement != wanted else { return }
-        wanted = advertisement
+    /// Puts `advertisements` on the air, one per slot, and takes the other
+    /// slots off. New data, or a new type, is registered afresh (see the
+    /// type's notes). Returns after a pass for it, or, when a pass is under
+    /// way, once that one knows to go round again.
+    public func advertise(_ advertisements: [RadioAdvertisement]) async {
+        let new = Dictionary(advertisements.map { ($0.slot, $0) }, uniquingKeysWith: { _, last in last })
+        guard new != wanted else { return }
+        wanted = new
         // In a task of its own: the caller's cancellation (a rotation timer
         // replaced by a newer one) must not cut a registration in half.
         await Task { await self.reconcile() }.value
@@ -153,15 +151,15 @@ public actor LERadio: Radio {
         await reconciler.stopAfterPass()
         confirmationTask?.cancel()
         if let adapter {
-            if registered, let advertisement {
+            for slot in slots.values where slot.registered {
+                guard let advertisement = slot.advertisement else { continue }
                 try? await LEAdvertisingManager1.unregisterAdvertisement(
                     advertisement.path, adapter: adapter.path, on: connection)
             }
             if scanning { try? await Adapter1.stopDiscovery(adapter: adapter.path, on: connection) }
         }
-        await advertisement?.unexport()
-        advertisement = nil
-        registered = false
+        for slot in slots.values { await slot.advertisement?.unexport() }
+        slots = [:]
         scanning = false
         scanner.stop()
     }
@@ -208,7 +206,7 @@ public actor LERadio: Radio {
                     // controller cannot restart a broadcast advertisement while we
                     // scan (seen on the VM rig: off the air until the next renewal).
                     // Register it afresh, with discovery paused.
-                    registeredPayload = nil
+                    for key in slots.keys { slots[key]?.registeredPayload = nil }
                     discoveryConfirmed()
                     return true
                 }
@@ -228,19 +226,17 @@ public actor LERadio: Radio {
     private func forgetAdapterState() {
         adapter = nil
         scanning = false
-        registered = false
-        registeredPayload = nil
+        forgetRegistrations()
         poweringOn = nil
-        tooLong = nil
         discoveryConfirmed()
         scanner.setAdapter(nil)
     }
 
-    func released() async {
-        guard registered else { return }
-        logger.notice("bluetoothd released the advertisement")
-        registered = false
-        registeredPayload = nil
+    func released(slot: Int) async {
+        guard slots[slot]?.registered == true else { return }
+        logger.notice("bluetoothd released the advertisement of slot \(slot)")
+        slots[slot]?.registered = false
+        slots[slot]?.registeredPayload = nil
         await reconcile()
     }
 
@@ -250,7 +246,7 @@ public actor LERadio: Radio {
         guard !stopped else { return }
         await reconciler.reconcile(retry: { [weak self] in await self?.reconcile() }) {
             try await pass()
-            lastError = tooLong?.refusal.description
+            lastError = slotErrors.sorted { $0.key < $1.key }.first?.value
         } failed: { error in
             let why = Self.describe(error)
             lastError = why
@@ -276,10 +272,8 @@ public actor LERadio: Radio {
         }
         if chosen.path != adapter?.path {
             scanning = false
-            registered = false
-            registeredPayload = nil
+            forgetRegistrations()
             poweringOn = nil
-            tooLong = nil
             scanner.setAdapter(chosen.path)
             logger.info("using adapter \(chosen.interfaceName) (\(chosen.address))")
         }
@@ -300,7 +294,7 @@ public actor LERadio: Radio {
         // below even when the advertisement could not be registered.
         var advertisingFailure: (any Error)?
         do {
-            try await reconcileAdvertisement(on: chosen)
+            try await reconcileAdvertisements(on: chosen)
         } catch {
             advertisingFailure = error
         }

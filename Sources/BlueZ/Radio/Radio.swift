@@ -1,7 +1,7 @@
 import DBus
 
 /// What handoffd needs from the air, and all it may ask of it: the scan
-/// reports of our company ID, one advertisement (or none), a pause of
+/// reports of our company ID, its advertisements (one per slot), a pause of
 /// discovery around a connection, a status line, and the bus and BlueZ mirror
 /// that GATT clients and servers work on.
 ///
@@ -16,10 +16,13 @@ public protocol Radio: Actor {
     nonisolated var bluez: BlueZContext? { get }
     /// Where the radio stands, for `status`.
     var status: RadioStatus { get }
-    /// Puts `advertisement` on the air in place of whatever was there, or takes
-    /// ours off (nil). Returns once the radio has acted on it, or, while it is
-    /// busy with an earlier change, once it knows to go round again.
-    func advertise(_ advertisement: RadioAdvertisement?) async
+    /// Puts `advertisements` on the air in place of whatever was there, one
+    /// advertising instance per slot; a slot not listed is taken off the air
+    /// (an empty list: nothing of ours). Returns once the radio has acted on it,
+    /// or, while it is busy with an earlier change, once it knows to go round again.
+    /// Slots are registered in ascending order: when the adapter runs out of
+    /// advertising instances, the higher slots are the ones left off.
+    func advertise(_ advertisements: [RadioAdvertisement]) async
     /// Stops discovery until the matching `resumeDiscovery`; calls nest.
     func pauseDiscovery() async
     func resumeDiscovery() async
@@ -35,10 +38,21 @@ public struct RadioAdvertisement: Sendable, Equatable {
     public var payload: [UInt8]
     /// `broadcast` (non-connectable) or `peripheral` (connectable, for GATT).
     public var type: LEAdvertisementData.AdvertisingType
+    /// Which of our advertising instances carries it (0, 1, …): a new payload in
+    /// the same slot replaces the old one.
+    public var slot: Int
 
-    public init(payload: [UInt8], type: LEAdvertisementData.AdvertisingType) {
+    public init(payload: [UInt8], type: LEAdvertisementData.AdvertisingType, slot: Int = 0) {
         self.payload = payload
         self.type = type
+        self.slot = slot
+    }
+}
+
+extension Radio {
+    /// Puts one advertisement on the air in slot 0 alone, or takes ours off (nil).
+    public func advertise(_ advertisement: RadioAdvertisement?) async {
+        await advertise(advertisement.map { [$0] } ?? [])
     }
 }
 
@@ -81,20 +95,28 @@ public struct RadioStatus: Sendable, Equatable {
     public var adapter: String?
     public var adapterAddress: String?
     public var scanning: Bool
+    /// Whether any of our advertisements is registered.
     public var advertising: Bool
+    /// The slots whose advertisement bluetoothd has registered.
+    public var advertisingSlots: Set<Int>
+    /// Why a wanted slot is not on the air, when bluetoothd refused it.
+    public var slotErrors: [Int: String]
     public var lastError: String?
     /// Reports dropped because the consumer fell behind, since the radio started.
     public var droppedReports: UInt64
 
     public init(
         phase: Phase, adapter: String? = nil, adapterAddress: String? = nil, scanning: Bool = false,
-        advertising: Bool = false, lastError: String? = nil, droppedReports: UInt64 = 0
+        advertising: Bool = false, advertisingSlots: Set<Int>? = nil, slotErrors: [Int: String] = [:],
+        lastError: String? = nil, droppedReports: UInt64 = 0
     ) {
         self.phase = phase
         self.adapter = adapter
         self.adapterAddress = adapterAddress
         self.scanning = scanning
         self.advertising = advertising
+        self.advertisingSlots = advertisingSlots ?? (advertising ? [0] : [])
+        self.slotErrors = slotErrors
         self.lastError = lastError
         self.droppedReports = droppedReports
     }

@@ -55,6 +55,14 @@ public struct AccountBook: Sendable {
         keys.values.filter { mayUse($0.name, uid: uid) }.sorted { $0.name < $1.name }
     }
 
+    /// The account a beacon of `uid`'s activity goes out under: the first by name
+    /// of those `uid` owns; for root, which may use every account, another
+    /// user's only when root owns none (docs/protocol.md, Access control).
+    public func advertisingAccount(for uid: UInt32) -> AccountKey? {
+        let usable = visible(to: uid)
+        return usable.first { owner(of: $0.name) == uid } ?? usable.first
+    }
+
     public func info(for uid: UInt32) -> [AccountInfo] {
         visible(to: uid).map { AccountInfo(name: $0.name, fingerprint: $0.id.description, owner: owner(of: $0.name)) }
     }

@@ -6,7 +6,7 @@ import HandoffProtocol
 ///
 /// As on Apple devices, the current activity is the one most recently made
 /// current (published, updated with becomeCurrent, …) that is neither resigned,
-/// invalidated nor expired. Only the current activity is advertised.
+/// invalidated nor expired. Each user's current activity is advertised.
 public struct LocalActivities: Sendable {
     public let maximumPerClient: Int
     private var activities: [String: LocalActivity] = [:]
@@ -24,6 +24,24 @@ public struct LocalActivities: Sendable {
     public func current(at now: ContinuousClock.Instant) -> LocalActivity? {
         activities.values
             .filter { $0.becameCurrent != nil && !$0.isExpired(at: now) }
+            .max { $0.becameCurrent! < $1.becameCurrent! }
+    }
+
+    /// Each user's current activity, the most recently made current first:
+    /// what is advertised, one beacon per user.
+    public func currentByUser(at now: ContinuousClock.Instant) -> [LocalActivity] {
+        var byUser: [UInt32: LocalActivity] = [:]
+        for activity in activities.values where activity.becameCurrent != nil && !activity.isExpired(at: now) {
+            if let other = byUser[activity.uid], other.becameCurrent! >= activity.becameCurrent! { continue }
+            byUser[activity.uid] = activity
+        }
+        return byUser.values.sorted { $0.becameCurrent! > $1.becameCurrent! }
+    }
+
+    /// The activity of `uid` most recently made current (what would be advertised for that user alone).
+    public func current(of uid: UInt32, at now: ContinuousClock.Instant) -> LocalActivity? {
+        activities.values
+            .filter { $0.uid == uid && $0.becameCurrent != nil && !$0.isExpired(at: now) }
             .max { $0.becameCurrent! < $1.becameCurrent! }
     }
 
@@ -109,6 +127,7 @@ public struct LocalActivities: Sendable {
                     .payloadTooLarge,
                     "title is \(title.utf8.count) bytes; the limit is \(ProtocolLimits.maximumTitleBytes)")
             }
+            if let problem = ActivityTitle.problem(title) { throw ProtocolError(.invalidParams, problem) }
             activity.title = title
         }
         if let userInfo {

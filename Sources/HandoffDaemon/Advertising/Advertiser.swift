@@ -13,7 +13,12 @@ struct WantedBeacon: Sendable {
 
 /// Decides what handoffd advertises, and when it must decide again.
 ///
-/// It owns the beacon encoder and the two inputs: the wanted beacon (from the
+/// Every user's current activity goes on the air under that user's account,
+/// each in an advertising slot of its own (slot 0, 1, …: an account keeps its
+/// slot while it stays on the air; a new one takes the lowest free slot, so
+/// when the adapter runs short of instances, the newest are the ones left off).
+///
+/// It owns the beacon encoder and the two inputs: the wanted beacons (from the
 /// local activities) and the `AdvertisingPolicy` (from the privacy check).
 /// A beacon is rotated at each epoch boundary, and renewed within the epoch
 /// every third of the nearby expiry: bluetoothd reports an unchanged
@@ -24,23 +29,32 @@ struct WantedBeacon: Sendable {
 struct Advertiser: Sendable {
     /// What one decision changed.
     struct Decision {
-        /// What the radio should have on the air now (nil: nothing).
-        var onAir: RadioAdvertisement?
-        /// A freshly encoded beacon, which the origin side must know before it goes out.
-        var fresh: (payload: [UInt8], account: AccountKey, activity: String)?
-        /// A line for the log when what is advertised changed in kind.
-        var note: String?
+        /// What the radio should have on the air now, one per slot (empty: nothing).
+        var onAir: [RadioAdvertisement] = []
+        /// Freshly encoded beacons, which the origin side must know before they go out.
+        var fresh: [(payload: [UInt8], account: AccountKey, activity: String)] = []
+        /// Lines for the log when what is advertised changed in kind.
+        var notes: [String] = []
         /// When to decide again (the next renewal or epoch boundary); nil: no need.
         var next: ContinuousClock.Instant?
+    }
+
+    /// One account's beacon on the air.
+    private struct Advertised {
+        var slot: Int
+        var type: ActivityType
+        var flags: BeaconFlags
+        var epoch: UInt64
+        var payload: [UInt8]
+        /// When it is due to be renewed.
+        var renewal: ContinuousClock.Instant
     }
 
     private(set) var encoder: BeaconEncoder
     private(set) var policy = AdvertisingPolicy.unchecked
     let renewalInterval: Duration
-    /// What is on the air now: account, type, flags and epoch of the beacon, and its payload.
-    private var advertised: (account: AccountID, type: ActivityType, flags: BeaconFlags, epoch: UInt64, payload: [UInt8])?
-    /// When the beacon on the air is due to be renewed.
-    private var renewal: ContinuousClock.Instant?
+    /// What is on the air now, by account.
+    private var advertised: [AccountID: Advertised] = [:]
     /// Wakes the daemon for the next decision.
     var timer = OneShotTimer()
     /// Set when handoffd stops: nothing goes on the air again, whatever changes later
@@ -63,51 +77,91 @@ struct Advertiser: Sendable {
     /// Whether `beacon` is one of ours (this epoch or the one before).
     func isOwn(_ beacon: RecognizedBeacon) -> Bool { encoder.isOwn(beacon) }
 
-    /// Decides for `wanted` at wall-clock time `now` (seconds) and monotonic `instant`.
-    mutating func decide(_ wanted: WantedBeacon?, now: Double, instant: ContinuousClock.Instant) -> Decision {
-        guard let wanted, !retired else {
-            let note = advertised == nil ? nil : "nothing current: not advertising"
-            advertised = nil
-            renewal = nil
-            return Decision(onAir: nil, note: note)
-        }
-        let epoch = encoder.configuration.epoch(containing: now)
-        let next = nextDecision(epochEnd: Double(epoch.endSeconds), now: now, instant: instant)
-        if let advertised, advertised.account == wanted.account.id, advertised.type == wanted.type,
-            advertised.flags == wanted.flags, advertised.epoch == epoch.index, let renewal, instant < renewal
-        {
-            return Decision(onAir: onAir(advertised.payload), next: min(next, renewal))
-        }
-        let payload = encoder.encode(account: wanted.account, activityType: wanted.type, flags: wanted.flags, now: now)
-        let note: String? =
-            if advertised.map({ $0.account != wanted.account.id || $0.type != wanted.type || $0.flags != wanted.flags })
-                ?? true
-            {
-                "advertising \(wanted.type) for account \(wanted.account.name)"
-            } else {
-                nil
+    /// The slot that carries `account`'s beacon, if it is advertised.
+    func slot(of account: AccountID) -> Int? { advertised[account]?.slot }
+
+    /// Decides for `wanted` (at most one beacon per account; the first of an
+    /// account counts) at wall-clock time `now` (seconds) and monotonic `instant`.
+    mutating func decide(_ wanted: [WantedBeacon], now: Double, instant: ContinuousClock.Instant) -> Decision {
+        var decision = Decision()
+        var wantedAccounts: [AccountID: WantedBeacon] = [:]
+        if !retired {
+            for beacon in wanted where wantedAccounts[beacon.account.id] == nil {
+                wantedAccounts[beacon.account.id] = beacon
             }
-        advertised = (wanted.account.id, wanted.type, wanted.flags, epoch.index, payload)
-        renewal = instant + renewalInterval
-        return Decision(
-            onAir: onAir(payload), fresh: (payload, wanted.account, wanted.activity), note: note, next: next)
+        }
+        // Accounts no longer wanted leave the air, and free their slots.
+        for account in advertised.keys where wantedAccounts[account] == nil {
+            advertised[account] = nil
+        }
+        if wantedAccounts.isEmpty {
+            if hadBeacons { decision.notes.append("nothing current: not advertising") }
+            hadBeacons = false
+            return decision
+        }
+        hadBeacons = true
+        let epoch = encoder.configuration.epoch(containing: now)
+        let boundary = nextDecision(epochEnd: Double(epoch.endSeconds), now: now, instant: instant)
+        var next = boundary
+        // Existing slots first (they keep theirs), then new accounts in the order given.
+        let order = wanted.map(\.account.id).filter { wantedAccounts[$0] != nil }
+        var seen = Set<AccountID>()
+        for account in order where seen.insert(account).inserted {
+            let beacon = wantedAccounts[account]!
+            if let current = advertised[account], current.type == beacon.type, current.flags == beacon.flags,
+                current.epoch == epoch.index, instant < current.renewal
+            {
+                next = min(next, current.renewal)
+                continue
+            }
+            let payload = encoder.encode(
+                account: beacon.account, activityType: beacon.type, flags: beacon.flags, now: now)
+            let changedInKind = advertised[account].map { $0.type != beacon.type || $0.flags != beacon.flags } ?? true
+            if changedInKind {
+                decision.notes.append("advertising \(beacon.type) for account \(beacon.account.name)")
+            }
+            let slot = advertised[account]?.slot ?? freeSlot()
+            advertised[account] = Advertised(
+                slot: slot, type: beacon.type, flags: beacon.flags, epoch: epoch.index, payload: payload,
+                renewal: instant + renewalInterval)
+            decision.fresh.append((payload, beacon.account, beacon.activity))
+            next = min(next, instant + renewalInterval)
+        }
+        decision.onAir = onAir()
+        decision.next = next
+        return decision
     }
 
+    /// Whether the last decision had anything to advertise (for the log line when it ends).
+    private var hadBeacons = false
+
     /// Takes a new policy; returns what the radio should have on the air now.
-    mutating func apply(_ policy: AdvertisingPolicy) -> RadioAdvertisement? {
+    mutating func apply(_ policy: AdvertisingPolicy) -> [RadioAdvertisement] {
         self.policy = policy
-        return retired ? nil : advertised.flatMap { onAir($0.payload) }
+        return retired ? [] : onAir()
     }
 
     /// Off the air for good (handoffd is stopping).
     mutating func retire() {
         retired = true
-        advertised = nil
+        advertised = [:]
+        hadBeacons = false
         timer.cancel()
     }
 
-    private func onAir(_ payload: [UInt8]) -> RadioAdvertisement? {
-        policy.advertise ? RadioAdvertisement(payload: payload, type: policy.type) : nil
+    private func onAir() -> [RadioAdvertisement] {
+        guard policy.advertise else { return [] }
+        return advertised.values.sorted { $0.slot < $1.slot }.map {
+            RadioAdvertisement(payload: $0.payload, type: policy.type, slot: $0.slot)
+        }
+    }
+
+    /// The lowest slot no account has.
+    private func freeSlot() -> Int {
+        let taken = Set(advertised.values.map(\.slot))
+        var slot = 0
+        while taken.contains(slot) { slot += 1 }
+        return slot
     }
 
     /// The epoch boundary (plus 10 ms, to be past it) or the renewal, whichever comes first.

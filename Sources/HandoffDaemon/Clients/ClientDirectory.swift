@@ -12,17 +12,23 @@ struct ClientDirectory: Sendable {
         var handles: Set<ActivityType> = []
     }
 
+    /// Distinct types declared by the connections of one uid together.
+    static let maximumDeclaredTypesPerUID = 256
+    /// Distinct types declared by all connections together.
     static let maximumDeclaredTypes = 4096
 
     private(set) var clients: [UInt64: Client] = [:]
-    /// Every type declared on this machine. Like an app's Info.plist, a
-    /// declaration outlives the connection that made it.
-    private(set) var declared: Set<ActivityType> = []
     /// Where events for clients go; set once the gateway exists.
     weak var events: (any ClientEvents)?
 
     var count: Int { clients.count }
     subscript(_ id: UInt64) -> Client? { clients[id] }
+
+    /// Every type declared by a connection that is still open: a declaration
+    /// belongs to its connection and goes with it.
+    var declared: Set<ActivityType> {
+        clients.values.reduce(into: Set()) { $0.formUnion($1.handles) }
+    }
 
     mutating func add(_ caller: Caller) {
         clients[caller.client] = Client(caller: caller)
@@ -32,30 +38,43 @@ struct ClientDirectory: Sendable {
         clients.removeValue(forKey: id)
     }
 
-    /// Records `hello`: the app's name and the types it handles.
-    /// - Returns: the types declared for the first time on this machine.
-    mutating func hello(_ id: UInt64, app: String, handles texts: [String]) throws(ProtocolError) -> Set<ActivityType> {
+    /// Records `hello`: the app's name and the types it handles (replacing those of an earlier `hello`).
+    /// - Returns: whether the machine's declared types changed.
+    mutating func hello(_ id: UInt64, app: String, handles texts: [String]) throws(ProtocolError) -> Bool {
+        guard let client = clients[id] else { return false }
         var handles = Set<ActivityType>()
         for text in texts {
             do { handles.insert(try ActivityType(text)) } catch {
                 throw ProtocolError(.invalidParams, "handles: \"\(text)\": \(error)")
             }
         }
-        guard declared.union(handles).count <= Self.maximumDeclaredTypes else {
+        let others = clients.values.filter { $0.caller.client != id }
+        let sameUser = others.filter { $0.caller.uid == client.caller.uid }
+            .reduce(into: handles) { $0.formUnion($1.handles) }
+        guard sameUser.count <= Self.maximumDeclaredTypesPerUID else {
             throw ProtocolError(
-                .invalidParams, "handles: more than \(Self.maximumDeclaredTypes) activity types declared on this machine")
+                .invalidParams,
+                "handles: uid \(client.caller.uid) would declare \(sameUser.count) activity types over its connections; the limit is \(Self.maximumDeclaredTypesPerUID)"
+            )
         }
+        let everyone = others.reduce(into: handles) { $0.formUnion($1.handles) }
+        guard everyone.count <= Self.maximumDeclaredTypes else {
+            throw ProtocolError(
+                .invalidParams,
+                "handles: more than \(Self.maximumDeclaredTypes) activity types declared on this machine; try again later")
+        }
+        let before = declared
         clients[id]?.app = String(app.prefix(64))
         clients[id]?.handles = handles
-        let new = handles.subtracting(declared)
-        declared.formUnion(new)
-        return new
+        return declared != before
     }
 
-    /// The connections that declared `type`, most recently connected first.
-    func handlers(of type: ActivityType?) -> [Client] {
+    /// The connections of `uid` that declared `type`, most recently connected first.
+    /// A continued activity goes only to its requester's own user (docs/protocol.md, continue).
+    func handlers(of type: ActivityType?, uid: UInt32) -> [Client] {
         guard let type else { return [] }
-        return clients.values.filter { $0.handles.contains(type) }.sorted { $0.caller.client > $1.caller.client }
+        return clients.values.filter { $0.caller.uid == uid && $0.handles.contains(type) }
+            .sorted { $0.caller.client > $1.caller.client }
     }
 }
 

@@ -13,8 +13,9 @@ import Synchronization
 ///
 /// `run` never outlives the deadline: whatever step is under way then decides
 /// the failure (not connected yet: `out-of-range`; connected: `timeout`).
-/// `cleanUp` disconnects and removes every device it connected to: bluetoothd
-/// keeps a remote device's objects after Disconnect until RemoveDevice.
+/// The link disconnects from every device it connected to, and removes them
+/// later (bluetoothd keeps a remote device's objects after Disconnect until
+/// RemoveDevice); see `GattContinuationLink`.
 final class ContinuationFetch: Sendable {
     enum Phase: Sendable { case connecting, resolving, exchanging }
 
@@ -98,18 +99,12 @@ final class ContinuationFetch: Sendable {
         }
     }
 
-    /// The devices `run` tried to connect to.
-    var touchedDevices: [DBusObjectPath] { state.withLock { $0.touched.map(\.device) } }
-
-    /// Disconnects from, and removes, every device `run` connected to.
-    func cleanUp() async {
-        let touched = state.withLock { state in
+    /// The devices `run` connected to (or tried to), with their adapters, handed over
+    /// once: `GattContinuationLink` disconnects from them and later removes them.
+    func takeTouched() -> [(device: DBusObjectPath, adapter: DBusObjectPath?)] {
+        state.withLock { state in
             defer { state.touched.removeAll() }
             return state.touched
-        }
-        for (device, adapter) in touched {
-            try? await Device1.disconnect(device, on: connection)
-            if let adapter { try? await Adapter1.removeDevice(device, adapter: adapter, on: connection) }
         }
     }
 

@@ -23,12 +23,12 @@ extension HandoffDaemon {
             throw ProtocolError(.notFound, "no nearby activity \"\(params.id)\"; see handoffctl list")
         }
         let pending = OutgoingContinuations.Pending(
-            client: caller.client, nearbyID: entry.id, account: account, typeHash: entry.typeHash,
+            client: caller.client, uid: caller.uid, nearbyID: entry.id, account: account, typeHash: entry.typeHash,
             origin: entry.origin.device.description)
         let name = outgoing.add(pending)
         let will = WillContinue(continuation: name, nearbyID: entry.id, type: entry.activityType.type?.rawValue)
         answer(will)
-        if clients.handlers(of: entry.activityType.type).isEmpty && !entry.flags.contains(.hasWebpageURL) {
+        if clients.handlers(of: entry.activityType.type, uid: caller.uid).isEmpty && !entry.flags.contains(.hasWebpageURL) {
             let what = entry.activityType.type?.rawValue ?? "type \(entry.typeHash)"
             return finish(name, .failure(ContinueError(.noHandler, "no app here handles \(what), and the activity has no webpage URL")))
         }
@@ -70,7 +70,9 @@ extension HandoffDaemon {
         guard let pending = outgoing.finish(name) else { return }
         let restored: ContinuedActivity
         do throws(ContinueError) {
-            restored = try OutgoingContinuations.check(result.get(), pending) { !clients.handlers(of: $0).isEmpty }
+            restored = try OutgoingContinuations.check(result.get(), pending) {
+                !clients.handlers(of: $0, uid: pending.uid).isEmpty
+            }
         } catch {
             return fail(name, pending, error)
         }
@@ -78,7 +80,8 @@ extension HandoffDaemon {
         clients.events?.send(.continued, ContinuedEvent(continuation: name, activity: restored), to: pending.client)
         let type = try? ActivityType(restored.type)
         if let requester = clients[pending.client], let type, requester.handles.contains(type) { return }
-        if let app = clients.handlers(of: type).first(where: { $0.caller.client != pending.client }) {
+        // Only to an app of the requesting user: a decrypted activity never crosses uids.
+        if let app = clients.handlers(of: type, uid: pending.uid).first(where: { $0.caller.client != pending.client }) {
             clients.events?.send(
                 .continued, ContinuedEvent(continuation: name, activity: restored, forwarded: true), to: app.caller.client)
         }
@@ -106,7 +109,9 @@ extension HandoffDaemon {
             throw error
         }
         // The account may have been removed since the beacon went out (SIGHUP, account.remove).
-        guard key(accepted.account) != nil, let activity = activities.current(at: .now), activity.id == accepted.activity
+        // Each user's current activity is on the air: the one asked for must still be its user's.
+        guard key(accepted.account) != nil, let asked = activities.activity(accepted.activity),
+            let activity = activities.current(of: asked.uid, at: .now), activity.id == accepted.activity
         else {
             logger.notice("continuation request from \(context.peer) refused: activity \(accepted.activity) is no longer current")
             throw .notCurrent

@@ -9,6 +9,8 @@ struct OutgoingContinuations: Sendable {
     /// A `continue` under way.
     struct Pending: Sendable {
         let client: UInt64
+        /// The requesting connection's uid: the restored activity goes to this user's apps only.
+        let uid: UInt32
         let nearbyID: String
         let account: AccountKey
         let typeHash: ActivityTypeHash
@@ -80,6 +82,10 @@ struct OutgoingContinuations: Sendable {
     {
         guard payload.type.hash(for: pending.account) == pending.typeHash else {
             throw ContinueError(.payloadInvalid, "the activity's type is not the one its beacon announced")
+        }
+        // An origin that does not check titles (an older handoffd) is refused the same way.
+        if let title = payload.title, let problem = ActivityTitle.problem(title) {
+            throw ContinueError(.payloadInvalid, problem)
         }
         var userInfo: [String: JSONValue]?
         if let bytes = payload.userInfo {

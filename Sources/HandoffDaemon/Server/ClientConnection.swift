@@ -18,6 +18,8 @@ public final class ClientConnection: Sendable {
         var subscribed = false
         /// nil: every type.
         var types: Set<String>?
+        /// What the socket does when the client stopped reading (closes it).
+        var onOverflow: (@Sendable () -> Void)?
     }
 
     init(caller: Caller, outbox: Outbox, gateway: ClientGateway) {
@@ -27,7 +29,9 @@ public final class ClientConnection: Sendable {
     }
 
     /// Answers one request line; every answer and event goes to the outbox.
+    /// Nothing is run once the connection is closing (its client stopped reading, or it closed).
     public func receive(_ line: [UInt8]) async {
+        guard !outbox.isClosed else { return }
         await gateway.handle(line, from: self)
     }
 
@@ -36,6 +40,12 @@ public final class ClientConnection: Sendable {
         respond(
             WireFormat.error(
                 id: nil, ProtocolError(.lineTooLong, "request line longer than \(limit) bytes; it was skipped")))
+    }
+
+    /// Called once if the client lets the outbox fill up; the socket closes itself here,
+    /// dropping what was still queued.
+    public func onOverflow(_ action: @escaping @Sendable () -> Void) {
+        state.withLock { $0.onOverflow = action }
     }
 
     /// The connection is gone: forget it and invalidate its activities.
@@ -74,16 +84,21 @@ public final class ClientConnection: Sendable {
 
     // MARK: Output
 
-    /// Queues a response; a client whose outbox is full is disconnected.
-    func respond(_ frame: Data) {
-        if !outbox.send(frame) { outbox.close() }
-    }
+    /// Queues a response; a client that let its outbox fill up is disconnected.
+    func respond(_ frame: Data) { deliver(frame) }
 
-    /// Queues an event; false when the outbox was full and the connection is now closing.
+    /// Queues a frame; false when the outbox was full or closed. A full outbox
+    /// means the client does not read: the connection ends, as if it had closed.
     @discardableResult
     func deliver(_ frame: Data) -> Bool {
         guard outbox.send(frame) else {
-            outbox.close()
+            if outbox.overflowed {
+                gateway.overflowed(self)
+                state.withLock { state in
+                    defer { state.onOverflow = nil }
+                    return state.onOverflow
+                }?()
+            }
             return false
         }
         return true

@@ -27,6 +27,8 @@ public final class ClientGateway: ClientEvents, Sendable {
     let daemon: HandoffDaemon
     let options: Options
     let logger: Logger
+    /// Refusals and disconnections are logged at most a few times a minute per uid.
+    let warnings = WarningLimiter()
     private let connections = Mutex<(next: UInt64, open: [UInt64: ClientConnection])>((0, [:]))
 
     /// A gateway for `daemon`, which sends its events through it from now on.
@@ -50,7 +52,7 @@ public final class ClientGateway: ClientEvents, Sendable {
             return connection
         }
         guard let opened else {
-            logger.warning("refused a connection from uid \(uid): already \(options.maximumClients) clients")
+            warnings.warn(logger, uid: uid, "refused a connection from uid \(uid): already \(options.maximumClients) clients")
             return .failure(
                 ProtocolFrame(
                     WireFormat.error(
@@ -67,6 +69,18 @@ public final class ClientGateway: ClientEvents, Sendable {
         connection.outbox.close()
         guard removed != nil else { return }
         await daemon.disconnect(connection.caller.client)
+    }
+
+    /// A connection whose client let `outboxCapacity` frames pile up: it is
+    /// forgotten now (its activities invalidated, its continuations cancelled),
+    /// and the socket ends once the queued frames are written or dropped.
+    func overflowed(_ connection: ClientConnection) {
+        let removed = connections.withLock { $0.open.removeValue(forKey: connection.caller.client) }
+        guard removed != nil else { return }
+        connection.outbox.close()
+        warnings.warn(logger, uid: connection.caller.uid, "\(connection.description) is not reading; disconnecting it")
+        let daemon = daemon
+        Task { await daemon.disconnect(connection.caller.client) }
     }
 
     /// Goodbye: every connection ends once its outbox is written out.
@@ -93,9 +107,7 @@ public final class ClientGateway: ClientEvents, Sendable {
     }
 
     private func deliver(_ frame: Data, to connection: ClientConnection) {
-        if !connection.deliver(frame) {
-            logger.warning("\(connection.description) is not reading its events; disconnecting it")
-        }
+        connection.deliver(frame)
     }
 }
 

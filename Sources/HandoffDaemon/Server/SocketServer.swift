@@ -64,6 +64,8 @@ public final class SocketServer: Sendable {
         }
         let server = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .serverChannelOption(.backlog, value: 64)
+            // A client that shuts down its write side still gets its answers (docs/protocol.md).
+            .childChannelOption(.allowRemoteHalfClosure, value: true)
             .bind(unixDomainSocketPath: options.path, cleanupExistingSocketFile: true) { channel in
                 channel.eventLoop.makeCompletedFuture {
                     try NIOAsyncChannel<ByteBuffer, ByteBuffer>(wrappingChannelSynchronously: channel)
@@ -87,7 +89,7 @@ public final class SocketServer: Sendable {
     private func serve(_ connection: NIOAsyncChannel<ByteBuffer, ByteBuffer>) async {
         let credentials: PeerCredentials
         do { credentials = try await PeerCredentials.of(connection.channel) } catch {
-            logger.warning("dropped a connection whose credentials could not be read: \(error)")
+            gateway.warnings.warn(logger, uid: nil, "dropped a connection whose credentials could not be read: \(error)")
             try? await connection.channel.close()
             return
         }
@@ -102,27 +104,24 @@ public final class SocketServer: Sendable {
                 case .success(let opened):
                     client = opened
                 }
-                try await withThrowingTaskGroup(of: Void.self) { group in
+                client.onOverflow { connection.channel.close(promise: nil) }
+                try await withThrowingTaskGroup(of: Side.self) { group in
                     // The writer drains the outbox; when the outbox closes, the connection ends.
                     group.addTask {
                         for await frame in client.outbox.frames {
                             try await outbound.write(ByteBuffer(bytes: frame))
                         }
+                        return .writer
                     }
                     group.addTask {
-                        var lines = LineBuffer(maximumLength: self.options.maximumLineLength)
-                        for try await chunk in inbound {
-                            for item in lines.append(chunk.readableBytesView) {
-                                switch item {
-                                case .tooLong: client.lineTooLong(limit: self.options.maximumLineLength)
-                                case .line(let bytes): await client.receive(bytes)
-                                }
-                            }
-                        }
+                        try await self.read(inbound, into: client)
+                        // End of file (a half-close too): every request read is answered, then the connection ends.
                         client.outbox.close()
+                        return .reader
                     }
-                    try await group.next()
-                    group.cancelAll()
+                    // The daemon closed the outbox (it stops, or the client does not read): stop reading too.
+                    // The reader ending first leaves the writer to write out every answer.
+                    if try await group.next() == .writer { group.cancelAll() } else { _ = try await group.next() }
                 }
                 await client.close()
             }
@@ -130,6 +129,26 @@ public final class SocketServer: Sendable {
             logger.debug("connection ended: \(error)")
         }
         if case .success(let client) = opened { await client.close() }
+    }
+}
+
+extension SocketServer {
+    fileprivate enum Side: Sendable { case reader, writer }
+
+    /// Feeds the connection's lines to the gateway, one at a time, each only when
+    /// the outbox has room: a client that pipelines gets back-pressure, not a disconnect.
+    fileprivate func read(_ inbound: NIOAsyncChannelInboundStream<ByteBuffer>, into client: ClientConnection) async throws {
+        var lines = LineBuffer(maximumLength: options.maximumLineLength)
+        for try await chunk in inbound {
+            for item in lines.append(chunk.readableBytesView) {
+                await client.outbox.waitForRoom()
+                if client.outbox.isClosed { return }
+                switch item {
+                case .tooLong: client.lineTooLong(limit: options.maximumLineLength)
+                case .line(let bytes): await client.receive(bytes)
+                }
+            }
+        }
     }
 }
 

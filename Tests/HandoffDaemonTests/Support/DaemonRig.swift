@@ -19,7 +19,8 @@ struct DaemonRig {
 
     init(
         _ name: String, air: FakeAir? = nil, registry: LoopbackLink.Registry? = LoopbackLink.Registry(),
-        settings: DaemonSettings = DaemonRig.settings
+        settings: DaemonSettings = DaemonRig.settings, options: ClientGateway.Options = .init(),
+        log: (any LogHandler)? = nil
     ) async throws {
         self.name = name
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("handoff-daemon-\(name)-\(UUID())")
@@ -29,11 +30,11 @@ struct DaemonRig {
         link = registry.map { LoopbackLink(device: radio.device, registry: $0) }
         let (book, problems) = AccountBook.load(directory: directory.path)
         precondition(problems.isEmpty, "\(problems)")
-        var logger = Logger(label: "handoffd-\(name)")
-        logger.logLevel = .critical
+        var logger = log.map { handler in Logger(label: "handoffd-\(name)") { _ in handler } } ?? Logger(label: "handoffd-\(name)")
+        logger.logLevel = log == nil ? .critical : .trace
         let daemon = HandoffDaemon(settings: settings, radio: radio, link: link, accounts: book, logger: logger)
         self.daemon = daemon
-        gateway = await ClientGateway(daemon: daemon, options: .init(), logger: logger)
+        gateway = await ClientGateway(daemon: daemon, options: options, logger: logger)
         runTask = Task { await daemon.run() }
     }
 

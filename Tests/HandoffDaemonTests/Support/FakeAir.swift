@@ -27,8 +27,12 @@ actor FakeRadio: Radio {
     nonisolated var bluez: BlueZContext? { nil }
     private nonisolated let feed: ScanEventFeed
     private let air: FakeAir?
-    /// Every `advertise` call, in order.
+    /// Every `advertise` call, in order: its lowest slot's advertisement (nil: none).
     private(set) var history: [RadioAdvertisement?] = []
+    /// Every `advertise` call, in order: all its slots.
+    private(set) var slotHistory: [[RadioAdvertisement]] = []
+    /// How many advertising instances the fake adapter has; slots beyond are refused.
+    var instances = 5
     private(set) var pauses = 0
     private(set) var resumes = 0
     private var phase: RadioStatus.Phase = .ready("hci0")
@@ -40,17 +44,30 @@ actor FakeRadio: Radio {
         air?.join(self)
     }
 
-    /// What is on the air now.
+    /// What is on the air now (the lowest slot).
     var onAir: RadioAdvertisement? { history.last ?? nil }
+    /// Everything on the air now, by ascending slot (within the instances).
+    var onAirSlots: [RadioAdvertisement] { Array((slotHistory.last ?? []).prefix(instances)) }
 
     var status: RadioStatus {
-        RadioStatus(phase: phase, adapter: "hci0", adapterAddress: "00:00:00:00:00:00", scanning: true, advertising: onAir != nil)
+        let wanted = slotHistory.last ?? []
+        var errors: [Int: String] = [:]
+        for advertisement in wanted.dropFirst(instances) {
+            errors[advertisement.slot] = "bluetoothd refused the advertisement: no free advertising instance (fake)"
+        }
+        return RadioStatus(
+            phase: phase, adapter: "hci0", adapterAddress: "00:00:00:00:00:00", scanning: true,
+            advertising: !onAirSlots.isEmpty, advertisingSlots: Set(onAirSlots.map(\.slot)), slotErrors: errors)
     }
 
-    func advertise(_ advertisement: RadioAdvertisement?) async {
-        history.append(advertisement)
-        if let advertisement { air?.carry(advertisement.payload, from: device) }
+    func advertise(_ advertisements: [RadioAdvertisement]) async {
+        let sorted = advertisements.sorted { $0.slot < $1.slot }
+        history.append(sorted.first)
+        slotHistory.append(sorted)
+        for advertisement in sorted.prefix(instances) { air?.carry(advertisement.payload, from: device) }
     }
+
+    func setInstances(_ count: Int) { instances = count }
 
     func pauseDiscovery() async { pauses += 1 }
     func resumeDiscovery() async { resumes += 1 }

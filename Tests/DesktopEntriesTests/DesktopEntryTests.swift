@@ -1,5 +1,5 @@
+import DesktopEntries
 import Foundation
-import HandoffAgent
 import Testing
 
 struct ExecLineTests {
@@ -73,17 +73,5 @@ struct DesktopEntryParsingTests {
             #expect("\(error)".hasPrefix("/x/a.desktop"))
             #expect("\(error)".hasSuffix(suffix), "\(error)")
         }
-    }
-}
-
-struct DisplayTextTests {
-    @Test func controlAndBidiCharactersAreStripped() {
-        #expect(DisplayText.sanitized("a\u{202A}b\u{202B}c\u{202C}d\u{202D}e\u{202E}f\u{2066}g\u{2067}h\u{2068}i\u{2069}j") == "abcdefghij")
-        #expect(DisplayText.sanitized("  x\u{0000}\u{001F}\u{007F}\u{0080}\u{009F}y\n\tz  ") == "xy z")
-        #expect(DisplayText.sanitized("Ünïcode ✓ العربية") == "Ünïcode ✓ العربية")
-    }
-
-    @Test func markupIsEscaped() {
-        #expect(DisplayText.escapedMarkup("a & b <i>c</i> > d") == "a &amp; b &lt;i&gt;c&lt;/i&gt; &gt; d")
     }
 }

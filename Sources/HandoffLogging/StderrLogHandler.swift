@@ -1,29 +1,29 @@
 import Foundation
 import Logging
 
-/// One line per event on standard error.
+/// One line per event on standard error: the log of handoffd and handoff-agent.
 ///
 /// Under systemd (`JOURNAL_STREAM` set) each line starts with its syslog
 /// priority, `<6>`, which journald turns into the entry's priority; the
 /// journal adds its own timestamps. Elsewhere lines carry a time (UTC, to the
 /// millisecond) and level.
-struct StderrLogHandler: LogHandler {
-    var logLevel: Logger.Level = .info
-    var metadata: Logger.Metadata = [:]
-    let label: String
-    let journal: Bool
+public struct StderrLogHandler: LogHandler {
+    public var logLevel: Logger.Level = .info
+    public var metadata: Logger.Metadata = [:]
+    public let label: String
+    public let journal: Bool
 
-    init(label: String, journal: Bool = ProcessInfo.processInfo.environment["JOURNAL_STREAM"] != nil) {
+    public init(label: String, journal: Bool = ProcessInfo.processInfo.environment["JOURNAL_STREAM"] != nil) {
         self.label = label
         self.journal = journal
     }
 
-    subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+    public subscript(metadataKey key: String) -> Logger.Metadata.Value? {
         get { metadata[key] }
         set { metadata[key] = newValue }
     }
 
-    func log(event: LogEvent) {
+    public func log(event: LogEvent) {
         var text =
             journal
             ? "<\(Self.priority(event.level))>"
@@ -38,9 +38,9 @@ struct StderrLogHandler: LogHandler {
     }
 
     /// 2026-03-14T09:26:53.500Z
-    static let timeFormat = Date.ISO8601FormatStyle(includingFractionalSeconds: true)
+    public static let timeFormat = Date.ISO8601FormatStyle(includingFractionalSeconds: true)
 
-    static func priority(_ level: Logger.Level) -> Int {
+    public static func priority(_ level: Logger.Level) -> Int {
         switch level {
         case .trace, .debug: 7
         case .info: 6

@@ -7,38 +7,39 @@ import Foundation
 import HandoffProtocol
 import Synchronization
 
-/// A stand-in for handoffd on a temporary Unix socket, scripted per test.
+/// A stand-in for handoffd on a temporary Unix socket, scripted per test: the
+/// HandoffKit, handoffctl and agent tests' daemon.
 ///
 /// Plain POSIX sockets, one thread per connection. Every request line goes to
 /// `behavior` on its connection's thread, with a `FakeClient` to answer
 /// through; every request is recorded.
-final class FakeDaemon: Sendable {
-    typealias Behavior = @Sendable (FakeRequest, FakeClient) -> Void
+public final class FakeDaemon: Sendable {
+    public typealias Behavior = @Sendable (FakeRequest, FakeClient) -> Void
 
-    let socketPath: String
+    public let socketPath: String
     private let listener: Int32
     private let behavior: Behavior
     private let record = Mutex(Record())
 
     private struct Record {
-        var requests: [FakeRequest] = []
+        public var requests: [FakeRequest] = []
         var clients: [FakeClient] = []
         var disconnects = 0
         var stopped = false
     }
 
     /// Requests received so far, on every connection, in order.
-    var requests: [FakeRequest] { record.withLock { $0.requests } }
+    public var requests: [FakeRequest] { record.withLock { $0.requests } }
     /// How many client connections have ended.
-    var disconnects: Int { record.withLock { $0.disconnects } }
+    public var disconnects: Int { record.withLock { $0.disconnects } }
 
     /// Answers `hello` and nothing else.
-    static let helloOnly: Behavior = { request, client in
+    public static let helloOnly: Behavior = { request, client in
         if request.method == .hello { client.answer(request, HelloResult(version: 1, daemon: "fake 1")) }
     }
 
     /// Starts listening on `socketPath` (by default a fresh one).
-    init(_ behavior: @escaping Behavior = FakeDaemon.helloOnly, socketPath: String = FakeDaemon.temporarySocketPath()) throws {
+    public init(_ behavior: @escaping Behavior = FakeDaemon.helloOnly, socketPath: String = FakeDaemon.temporarySocketPath()) throws {
         self.socketPath = socketPath
         self.behavior = behavior
         listener = try UnixSocket.listen(at: socketPath)
@@ -46,17 +47,17 @@ final class FakeDaemon: Sendable {
     }
 
     /// Sends `frame` to every client still connected.
-    func broadcast(_ frame: Data) {
+    public func broadcast(_ frame: Data) {
         for client in record.withLock({ $0.clients }) { client.send(frame) }
     }
 
     /// How many clients have connected so far.
-    var connections: Int { record.withLock { $0.clients.count } }
+    public var connections: Int { record.withLock { $0.clients.count } }
 
     /// Stops accepting and drops every client. Only the first call does anything: the
     /// accept thread closes the listener, and its descriptor number may be another
     /// socket's by the time of a second call.
-    func stop() {
+    public func stop() {
         guard record.withLock({ state in
             defer { state.stopped = true }
             return !state.stopped
@@ -109,31 +110,37 @@ final class FakeDaemon: Sendable {
     }
 
     /// Waits (at most two seconds) until `condition` holds.
-    func waitUntil(_ condition: @Sendable (FakeDaemon) -> Bool) async throws {
+    public func waitUntil(_ condition: @Sendable (FakeDaemon) -> Bool) async throws {
         for _ in 0..<200 where !condition(self) {
             try await Task.sleep(for: .milliseconds(10))
         }
     }
 
-    static func temporarySocketPath() -> String {
+    public static func temporarySocketPath() -> String {
         "/tmp/handoffkit-test-\(getpid())-\(UUID().uuidString.prefix(8)).sock"
     }
 }
 
 /// One request the fake daemon received.
-struct FakeRequest: Sendable {
-    var id: Int?
-    var method: HandoffProtocol.Method
-    var line: Data
+public struct FakeRequest: Sendable {
+    public var id: Int?
+    public var method: HandoffProtocol.Method
+    public var line: Data
 
-    func params<P: Decodable>(_ type: P.Type) throws -> P {
+    public init(id: Int?, method: HandoffProtocol.Method, line: Data) {
+        self.id = id
+        self.method = method
+        self.line = line
+    }
+
+    public func params<P: Decodable>(_ type: P.Type) throws -> P {
         try WireFormat.params(type, from: line)
     }
 }
 
 /// One client connection of the fake daemon: how a behavior answers.
-final class FakeClient: Sendable {
-    let fd: Int32
+public final class FakeClient: Sendable {
+    public let fd: Int32
     /// Whether the descriptor is released; writes hold the lock so frames never interleave.
     private let released = Mutex(false)
 
@@ -142,7 +149,7 @@ final class FakeClient: Sendable {
     }
 
     /// Writes a whole frame (frames from different threads never interleave).
-    func send(_ frame: Data) {
+    public func send(_ frame: Data) {
         released.withLock { released in
             guard !released else { return }
             frame.withUnsafeBytes { bytes in
@@ -157,31 +164,31 @@ final class FakeClient: Sendable {
         }
     }
 
-    func send(raw text: String) {
+    public func send(raw text: String) {
         send(Data(text.utf8))
     }
 
-    func answer<R: Encodable>(_ request: FakeRequest, _ result: R) {
+    public func answer<R: Encodable>(_ request: FakeRequest, _ result: R) {
         send(try! WireFormat.result(id: request.id, result))
     }
 
-    func fail(_ request: FakeRequest, _ code: ErrorCode, _ message: String) {
+    public func fail(_ request: FakeRequest, _ code: ErrorCode, _ message: String) {
         send(WireFormat.error(id: request.id, ProtocolError(code, message)))
     }
 
-    func event<D: Encodable>(_ name: EventName, _ data: D) {
+    public func event<D: Encodable>(_ name: EventName, _ data: D) {
         send(try! WireFormat.event(name, data))
     }
 
     /// Ends the connection (the client sees end of file).
-    func close() {
+    public func close() {
         released.withLock { released in
             if !released { shutdown(fd, Int32(SHUT_RDWR)) }
         }
     }
 
     /// Closes the descriptor once the connection's thread is done with it.
-    func release() {
+    public func release() {
         released.withLock { released in
             guard !released else { return }
             released = true
@@ -191,9 +198,9 @@ final class FakeClient: Sendable {
 }
 
 /// Plain POSIX Unix-socket helpers for the tests.
-enum UnixSocket {
+public enum UnixSocket {
     /// A listening socket bound to `path`.
-    static func listen(at path: String) throws -> Int32 {
+    public static func listen(at path: String) throws -> Int32 {
         let fd = try bound(at: path)
         guard Glibc.listen(fd, 16) == 0 else { throw POSIXError(.init(rawValue: errno) ?? .EIO) }
         return fd
@@ -201,7 +208,7 @@ enum UnixSocket {
 
     /// A socket bound to `path` but not listening: connecting to it is refused,
     /// like a socket file a stopped daemon left behind.
-    static func bound(at path: String) throws -> Int32 {
+    public static func bound(at path: String) throws -> Int32 {
         let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw POSIXError(.init(rawValue: errno) ?? .EIO) }
         var address = sockaddr_un()
@@ -225,7 +232,7 @@ enum UnixSocket {
 }
 
 /// A nearby activity for tests.
-func sampleActivity(id: String = "n1", type: String? = "org.example.viewing", title: String? = "Docs") -> NearbyActivity {
+public func sampleActivity(id: String = "n1", type: String? = "org.example.viewing", title: String? = "Docs") -> NearbyActivity {
     let date = Date(timeIntervalSince1970: 1_790_000_000)
     return NearbyActivity(
         id: id, account: "alice", device: "0a0b0c0d", type: type, typeHash: "deadbeef", title: title,
