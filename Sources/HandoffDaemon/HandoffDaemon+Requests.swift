@@ -16,6 +16,7 @@ extension HandoffDaemon {
     func disconnect(_ client: UInt64) async {
         guard let gone = clients.remove(client) else { return }
         outgoing.cancelAll(of: client)
+        await cancelPairing(of: client)
         // Its declared types go with it; entries already named keep their names.
         if !gone.handles.isEmpty { _ = nearby.declare(clients.declared, accounts: Array(accounts.keys.values)) }
         let invalidated = activities.removeAll(of: client)

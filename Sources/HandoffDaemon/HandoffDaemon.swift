@@ -27,6 +27,7 @@ public actor HandoffDaemon {
     var advertiser: Advertiser
     var origin: OriginExchanges
     var outgoing = OutgoingContinuations()
+    var pairing = PairingState()
 
     public init(
         settings: DaemonSettings, radio: any Radio, link: (any ContinuationLink)?, accounts: AccountBook,
@@ -77,6 +78,7 @@ public actor HandoffDaemon {
         for (name, pending) in outgoing.cancelAll() {
             fail(name, pending, ContinueError(.cancelled, "handoffd is stopping"))
         }
+        if let attempt = pairing.attempt { await endPairing(attempt.name, .cancelled, "cancelled: handoffd is stopping") }
         await radio.advertise([])
     }
 
@@ -91,7 +93,7 @@ public actor HandoffDaemon {
     public func apply(_ policy: AdvertisingPolicy) async {
         guard policy != advertiser.policy else { return }
         let onAir = advertiser.apply(policy)
-        await radio.advertise(onAir)
+        await radio.advertise(pairing.onAir.map { [$0] } ?? onAir)
     }
 
     static func wallClock() -> Double { Date().timeIntervalSince1970 }
@@ -99,6 +101,10 @@ public actor HandoffDaemon {
     // MARK: Nearby
 
     func hear(_ report: AdvertisementReport) {
+        if report.companyID == settings.companyID, let offer = PairingAdvertisement(payload: report.data) {
+            hearPairing(offer, device: report.device)
+            return
+        }
         let events = nearby.hear(
             report, isOwn: { advertiser.isOwn($0) }, now: Self.wallClock(), instant: .now)
         guard !events.isEmpty else { return }
@@ -155,7 +161,8 @@ public actor HandoffDaemon {
         let expiration = activities.nextExpiration(after: instant)
         let next = [decision.next, expiration].compactMap { $0 }.min()
         advertiser.timer.set(at: next) { [weak self] in await self?.updateAdvertisement() }
-        await radio.advertise(decision.onAir)
+        // While an offer is open, its pairing advertisement goes on the air instead of the beacons (docs/pairing.md).
+        await radio.advertise(pairing.onAir.map { [$0] } ?? decision.onAir)
     }
 
     // MARK: Accounts

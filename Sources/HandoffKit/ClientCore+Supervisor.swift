@@ -138,6 +138,8 @@ extension ClientCore {
                 activity?.receive(notice)
             case .continueFailed:
                 continue  // only ever for this client's own continuations
+            case .pairNumber, .paired, .pairFailed:
+                continue  // only for pair.offer / pair.join, which HandoffClient does not send
             }
         }
     }

@@ -10,6 +10,10 @@ public enum Method: String, Sendable, Codable, CaseIterable {
     case accountRemove = "account.remove"
     case `continue`
     case continueCancel = "continue.cancel"
+    case pairOffer = "pair.offer"
+    case pairJoin = "pair.join"
+    case pairConfirm = "pair.confirm"
+    case pairCancel = "pair.cancel"
 }
 
 /// `hello`: the first request on every connection.
@@ -288,6 +292,12 @@ public enum EventName: String, Sendable, Codable, CaseIterable {
     case continueFailed
     /// Another device continued an activity this connection published.
     case wasContinued
+    /// A pairing of this connection reached the number to compare.
+    case pairNumber
+    /// A pairing of this connection succeeded.
+    case paired
+    /// A pairing of this connection ended without pairing.
+    case pairFailed
 }
 
 /// The payload of `appeared`, `updated` and `lost`.

@@ -111,6 +111,10 @@ import Testing
         case .accountImport: return try again(AccountImportParams.self)
         case .continue: return try again(ContinueParams.self)
         case .continueCancel: return try again(ContinuationParams.self)
+        case .pairOffer: return try again(PairOfferParams.self)
+        case .pairJoin: return try again(PairJoinParams.self)
+        case .pairConfirm: return try again(PairConfirmParams.self)
+        case .pairCancel: return try again(PairingParams.self)
         }
     }
 
@@ -121,7 +125,8 @@ import Testing
         switch method {
         case .hello: return try again(HelloResult.self)
         case .publish: return try again(PublishResult.self)
-        case .update, .resign, .invalidate, .subscribe, .unsubscribe, .accountRemove, .continueCancel:
+        case .update, .resign, .invalidate, .subscribe, .unsubscribe, .accountRemove, .continueCancel, .pairConfirm,
+            .pairCancel:
             return try again(EmptyResult.self)
         case .list: return try again(ListResult.self)
         case .status: return try again(StatusResult.self)
@@ -129,6 +134,7 @@ import Testing
         case .accountList: return try again(AccountListResult.self)
         case .accountExport: return try again(AccountExportResult.self)
         case .continue: return try again(WillContinue.self)
+        case .pairOffer, .pairJoin: return try again(PairStarted.self)
         }
     }
 
@@ -141,6 +147,9 @@ import Testing
         case .continued: return try again(ContinuedEvent.self)
         case .continueFailed: return try again(ContinueFailedEvent.self)
         case .wasContinued: return try again(WasContinuedEvent.self)
+        case .pairNumber: return try again(PairNumberEvent.self)
+        case .paired: return try again(PairedEvent.self)
+        case .pairFailed: return try again(PairFailedEvent.self)
         }
     }
 }

@@ -145,6 +145,8 @@ final class ScriptedDaemon: Sendable {
                     .continueFailed,
                     ContinueFailedEvent(
                         continuation: continuation, nearbyID: nearbyID, code: .cancelled, message: "cancelled by the client"))
+            case .pairOffer, .pairJoin, .pairConfirm, .pairCancel:
+                client.fail(request, .internal, "the scripted daemon does not pair")
             }
         } catch let error as ProtocolError {
             client.send(WireFormat.error(id: request.id, error))

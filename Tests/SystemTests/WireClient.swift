@@ -106,6 +106,48 @@ final class WireClient: @unchecked Sendable {
         return (name, try WireFormat.eventData(NearbyEvent.self, from: line).activity)
     }
 
+    /// The events `event(_:as:timeout:)` skipped, in order.
+    private(set) var skippedEvents: [EventName] = []
+
+    /// The next event called `name`, decoded as `type`; other events before it are skipped (and listed in
+    /// `skippedEvents`).
+    func event<D: Decodable>(_ name: EventName, as type: D.Type, timeout: Duration = .seconds(10)) async throws -> D {
+        let deadline = ContinuousClock.now + timeout
+        while true {
+            let incoming: WireFormat.Incoming
+            if pendingEvents.isEmpty {
+                let remaining = deadline - ContinuousClock.now
+                guard remaining > .zero else { throw TestFailure("no \(name.rawValue) event within \(timeout)") }
+                incoming = try WireFormat.incoming(try await readLine(timeout: remaining))
+            } else {
+                incoming = pendingEvents.removeFirst()
+            }
+            if case .event(let got, let line) = incoming {
+                if got == name { return try WireFormat.eventData(D.self, from: line) }
+                skippedEvents.append(got)
+            }
+        }
+    }
+
+    /// The next event whose name is in `names`, with its frame; other events before it are skipped.
+    func event(among names: Set<EventName>, timeout: Duration = .seconds(10)) async throws -> (EventName, Data) {
+        let deadline = ContinuousClock.now + timeout
+        while true {
+            let incoming: WireFormat.Incoming
+            if pendingEvents.isEmpty {
+                let remaining = deadline - ContinuousClock.now
+                guard remaining > .zero else { throw TestFailure("none of \(names) within \(timeout)") }
+                incoming = try WireFormat.incoming(try await readLine(timeout: remaining))
+            } else {
+                incoming = pendingEvents.removeFirst()
+            }
+            if case .event(let got, let line) = incoming {
+                if names.contains(got) { return (got, line) }
+                skippedEvents.append(got)
+            }
+        }
+    }
+
     /// The data of the next event named `name`, from those already read or from the socket;
     /// other events are kept. Nil when none comes within `timeout`.
     func event(_ name: EventName, timeout: Duration = .seconds(10)) async throws -> Data? {

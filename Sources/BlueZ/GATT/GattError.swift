@@ -40,6 +40,16 @@ public enum GattError {
         return DBusError(name: DBusError.Name.bluezFailed.rawValue, message: "0x" + String(clamped, radix: 16))
     }
 
+    /// The application error code (0x80 … 0x9f) a remote characteristic refused with, read back from the
+    /// `org.bluez.Error.Failed` "Operation failed with ATT error: 0xNN" that bluetoothd gives its caller;
+    /// nil for any other error.
+    public static func applicationErrorCode(in error: DBusError) -> UInt8? {
+        guard let range = error.message.range(of: "ATT error: 0x", options: .caseInsensitive),
+            let code = UInt8(error.message[range.upperBound...].prefix(2), radix: 16), (0x80...0x9f).contains(code)
+        else { return nil }
+        return code
+    }
+
     /// `org.bluez.Error.Failed`; the remote device sees ATT error 0x80.
     public static func failed(_ message: String) -> DBusError {
         DBusError(name: DBusError.Name.bluezFailed.rawValue, message: message)

@@ -93,6 +93,14 @@ public struct AccountBook: Sendable {
         return key
     }
 
+    /// Adds an account received by pairing (docs/pairing.md), owned by `owner`.
+    public mutating func addPaired(_ key: AccountKey, owner: UInt32) throws(ProtocolError) {
+        if let existing = keys.values.first(where: { $0.id == key.id }) {
+            throw ProtocolError(.conflict, "this key is already here as account \"\(existing.name)\"")
+        }
+        try add(key, owner: owner)
+    }
+
     /// The export code of an account `uid` may use.
     public func exportCode(_ name: String, uid: UInt32) throws(ProtocolError) -> String {
         let key = try usable(name, uid: uid)

@@ -286,9 +286,7 @@ final class ContinuationFetch: Sendable {
 
     /// The status a refusal carries: "Operation failed with ATT error: 0x8N" → N.
     static func refusal(in error: DBusError) -> ExchangeStatus? {
-        guard let range = error.message.range(of: "ATT error: 0x", options: .caseInsensitive),
-            let code = UInt8(error.message[range.upperBound...].prefix(2), radix: 16), code & 0xF0 == 0x80
-        else { return nil }
+        guard let code = GattError.applicationErrorCode(in: error), code & 0xF0 == 0x80 else { return nil }
         guard let status = ExchangeStatus(rawValue: code & 0x0F), status != .ok else { return nil }
         return status
     }

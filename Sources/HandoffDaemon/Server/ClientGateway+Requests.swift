@@ -79,6 +79,21 @@ extension ClientGateway {
             try await daemon.cancelContinuation(try params(ContinuationParams.self).continuation, from: caller) {
                 connection.respond(Self.frame(id: id, EmptyResult()))
             }
+        case .pairOffer:
+            // The result is queued by the daemon, before the pairing's events can be.
+            try await daemon.offerPairing(try params(PairOfferParams.self), from: caller) { started in
+                connection.respond(Self.frame(id: id, started))
+            }
+        case .pairJoin:
+            try await daemon.joinPairing(try params(PairJoinParams.self), from: caller) { started in
+                connection.respond(Self.frame(id: id, started))
+            }
+        case .pairConfirm:
+            try await daemon.confirmPairing(try params(PairConfirmParams.self), from: caller)
+            try reply(EmptyResult())
+        case .pairCancel:
+            try await daemon.cancelPairing(try params(PairingParams.self).pairing, from: caller)
+            try reply(EmptyResult())
         }
     }
 
