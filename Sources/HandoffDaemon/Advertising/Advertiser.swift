@@ -84,30 +84,19 @@ struct Advertiser: Sendable {
     /// account counts) at wall-clock time `now` (seconds) and monotonic `instant`.
     mutating func decide(_ wanted: [WantedBeacon], now: Double, instant: ContinuousClock.Instant) -> Decision {
         var decision = Decision()
-        var wantedAccounts: [AccountID: WantedBeacon] = [:]
-        if !retired {
-            for beacon in wanted where wantedAccounts[beacon.account.id] == nil {
-                wantedAccounts[beacon.account.id] = beacon
-            }
-        }
+        var seen = Set<AccountID>()
+        let beacons = retired ? [] : wanted.filter { seen.insert($0.account.id).inserted }
+        let hadBeacons = !advertised.isEmpty
         // Accounts no longer wanted leave the air, and free their slots.
-        for account in advertised.keys where wantedAccounts[account] == nil {
-            advertised[account] = nil
-        }
-        if wantedAccounts.isEmpty {
+        advertised = advertised.filter { seen.contains($0.key) }
+        guard !beacons.isEmpty else {
             if hadBeacons { decision.notes.append("nothing current: not advertising") }
-            hadBeacons = false
             return decision
         }
-        hadBeacons = true
         let epoch = encoder.configuration.epoch(containing: now)
-        let boundary = nextDecision(epochEnd: Double(epoch.endSeconds), now: now, instant: instant)
-        var next = boundary
-        // Existing slots first (they keep theirs), then new accounts in the order given.
-        let order = wanted.map(\.account.id).filter { wantedAccounts[$0] != nil }
-        var seen = Set<AccountID>()
-        for account in order where seen.insert(account).inserted {
-            let beacon = wantedAccounts[account]!
+        var next = nextDecision(epochEnd: Double(epoch.endSeconds), now: now, instant: instant)
+        for beacon in beacons {
+            let account = beacon.account.id
             if let current = advertised[account], current.type == beacon.type, current.flags == beacon.flags,
                 current.epoch == epoch.index, instant < current.renewal
             {
@@ -120,6 +109,7 @@ struct Advertiser: Sendable {
             if changedInKind {
                 decision.notes.append("advertising \(beacon.type) for account \(beacon.account.name)")
             }
+            // An account keeps its slot; a new one takes the lowest free slot.
             let slot = advertised[account]?.slot ?? freeSlot()
             advertised[account] = Advertised(
                 slot: slot, type: beacon.type, flags: beacon.flags, epoch: epoch.index, payload: payload,
@@ -132,9 +122,6 @@ struct Advertiser: Sendable {
         return decision
     }
 
-    /// Whether the last decision had anything to advertise (for the log line when it ends).
-    private var hadBeacons = false
-
     /// Takes a new policy; returns what the radio should have on the air now.
     mutating func apply(_ policy: AdvertisingPolicy) -> [RadioAdvertisement] {
         self.policy = policy
@@ -145,7 +132,6 @@ struct Advertiser: Sendable {
     mutating func retire() {
         retired = true
         advertised = [:]
-        hadBeacons = false
         timer.cancel()
     }
 
