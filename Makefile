@@ -9,6 +9,7 @@
 #   make fuzz    run the beacon decoder and the protocol dispatch under libFuzzer, FUZZ_SECONDS each (default 60)
 #   make deb     the Debian package dist/handoff_<version>_<arch>.deb (lintian-clean)
 #   make deb-test  install, run and purge that package in a throwaway Debian root (root)
+#   make deb-test-debug  the same on a package of the debug build (make test runs it)
 
 SWIFT ?= swift
 SWIFT_FLAGS ?=
@@ -34,7 +35,7 @@ E2E_CONFIGS ?= private legacy legacy-private
 E2E_LEGACY_SCENARIOS ?= discovery rotation bluetoothd-restart power-cycle
 E2E_LEGACY_PRIVATE_SCENARIOS ?= legacy-privacy
 
-.PHONY: all deps build test check bench bench-continue fuzz demo clean e2e deb deb-test
+.PHONY: all deps build test check bench bench-continue fuzz demo clean e2e deb deb-test deb-test-debug
 
 all: build
 
@@ -47,12 +48,15 @@ build: deps
 # Tests run one at a time: many start daemons and buses, and on a two-core machine
 # running them all at once only measures the scheduler (the whole suite takes ~2 min).
 # Then the end-to-end suite on real bluetoothd (a few minutes; it fails, never skips,
-# when the VM cannot run). The Debian package's install test (make deb-test) is not
-# part of it yet: its release build alone takes longer than CI's budget allows here.
+# when the VM cannot run), and the Debian package's install test (make deb-test) on a
+# package of the debug build above, relinked with the Swift runtime inside
+# (DEB_TEST_BUILD_FLAGS): the same scripts and files as make deb, without the release
+# build with cross-module optimisation, which alone would take longer than CI allows.
 test: deps
 	$(SWIFT) build --build-tests $(SWIFT_FLAGS)
 	$(SWIFT) test --skip-build --no-parallel $(SWIFT_FLAGS)
 	$(MAKE) e2e
+	$(MAKE) deb-test-debug
 
 # Boots a qemu guest with real bluetoothd on virtual radios and runs the handoffd and
 # handoffctl built here against it; logs go to e2e-logs/<timestamp>/.
@@ -106,8 +110,8 @@ BLUETOOTH_CONFIG ?= yes
 # their own directory (and Debian's lintian rejects custom library search paths).
 INSTALL_BUILD_FLAGS ?= -c release --static-swift-stdlib -Xswiftc -cross-module-optimization --disable-local-rpath
 
-# The programs make install installs; handoff-agent once Package.swift has it.
-INSTALL_PRODUCTS := handoffd handoffctl $(if $(shell grep -s 'executable.name: "handoff-agent"' Package.swift),handoff-agent)
+# The programs make install installs (scripts/install.sh wants all three).
+INSTALL_PRODUCTS := handoffd handoffctl handoff-agent
 # Manual pages: go-md2man turns man/*.md and docs/protocol.md into troff.
 MAN_PACKAGES := go-md2man python3
 
@@ -132,6 +136,14 @@ uninstall:
 # Sources/HandoffProtocol/HandoffVersion.swift (scripts/version.sh).
 DEB_DIR ?= dist
 DEB_PRODUCTS := $(INSTALL_PRODUCTS) handoff-example-viewer
+# How the packaged programs are built: as make install builds them. make test packages
+# its debug build instead, linked with the Swift runtime and without a run path as the
+# release is (only the programs are linked again: scripts/static-stdlib-link-flags.sh
+# names the libraries the static Foundation needs), into that build's directory (deb/),
+# never into dist/: that package is for the install test, not for users.
+DEB_BUILD_FLAGS ?= $(INSTALL_BUILD_FLAGS)
+DEB_COMPRESS ?= -Zxz
+DEB_TEST_BUILD_FLAGS = --static-swift-stdlib --disable-local-rpath $(shell SWIFT="$(SWIFT)" scripts/static-stdlib-link-flags.sh)
 DEB_PACKAGES := $(MAN_PACKAGES) dpkg-dev lintian
 # The install test's throwaway root (mmdebstrap, from Debian's mirror) and its simulator bus.
 DEB_TEST_PACKAGES := mmdebstrap dbus-daemon
@@ -139,16 +151,27 @@ DEB_TEST_PACKAGES := mmdebstrap dbus-daemon
 deb: deps
 	@scripts/deps.sh $(DEB_PACKAGES)
 	@for product in $(DEB_PRODUCTS); do \
-	    $(SWIFT) build $(INSTALL_BUILD_FLAGS) --product $$product $(SWIFT_FLAGS) || exit 1; \
+	    $(SWIFT) build $(DEB_BUILD_FLAGS) --product $$product $(SWIFT_FLAGS) || exit 1; \
 	done
-	BIN_DIR="$$($(SWIFT) build $(INSTALL_BUILD_FLAGS) --show-bin-path $(SWIFT_FLAGS))" \
-	OUT_DIR="$(DEB_DIR)" SWIFT="$(SWIFT)" scripts/build-deb.sh
+	BIN_DIR="$$($(SWIFT) build $(DEB_BUILD_FLAGS) --show-bin-path $(SWIFT_FLAGS))" \
+	OUT_DIR="$(DEB_DIR)" SWIFT="$(SWIFT)" DEB_COMPRESS="$(DEB_COMPRESS)" GENERATE_MANUAL="$(GENERATE_MANUAL)" \
+	scripts/build-deb.sh
 
 # Installs the package in a throwaway Debian root (never here), runs its maintainer
-# scripts, verifies its units, starts handoffd against the simulated bluetoothd and
-# purges it again: scripts/deb-install-test.sh. Root.
+# scripts, verifies its units, starts handoffd and handoff-agent against the simulated
+# bluetoothd and purges it again: scripts/deb-install-test.sh. Root. The simulator is
+# built as the packaged programs are, so that it reuses their build.
 deb-test: deb
 	@scripts/deps.sh $(DEB_TEST_PACKAGES)
-	$(SWIFT) build --product handoff-sim-bluez $(SWIFT_FLAGS)
+	$(SWIFT) build $(DEB_BUILD_FLAGS) --product handoff-sim-bluez $(SWIFT_FLAGS)
 	scripts/deb-install-test.sh "$(DEB_DIR)/handoff_$$(scripts/version.sh)_$$(dpkg --print-architecture).deb" \
-	    "$$($(SWIFT) build --show-bin-path $(SWIFT_FLAGS))/handoff-sim-bluez"
+	    "$$($(SWIFT) build $(DEB_BUILD_FLAGS) --show-bin-path $(SWIFT_FLAGS))/handoff-sim-bluez"
+
+# What make test runs: make deb-test on a package of the debug build (DEB_TEST_BUILD_FLAGS)
+# written into that build's directory, .build/debug/deb/, compressed fast, with manual
+# pages from a generate-manual built on the debug build's swift-argument-parser.
+deb-test-debug: deps
+	$(SWIFT) build --product generate-manual $(SWIFT_FLAGS)
+	bin="$$($(SWIFT) build --show-bin-path $(SWIFT_FLAGS))" && \
+	$(MAKE) deb-test DEB_BUILD_FLAGS="$(DEB_TEST_BUILD_FLAGS)" DEB_DIR="$$bin/deb" \
+	    DEB_COMPRESS="-Zgzip -z1" GENERATE_MANUAL="$$bin/generate-manual"

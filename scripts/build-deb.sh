@@ -12,8 +12,14 @@
 # copies scripts/bluetooth-privacy.sh (a purge runs after the package's own
 # files are gone). Then it runs lintian, which must report no errors.
 #
+# BIN_DIR is normally the release build (make deb); make test packages its
+# debug build, linked with the Swift runtime, for the install test.
+#
 # Environment: BIN_DIR (required), OUT_DIR, DEB_MAINTAINER, LINTIAN=no to skip
-# lintian, SWIFT (for building generate-manual).
+# lintian, SWIFT (for building generate-manual), GENERATE_MANUAL (one already
+# built; scripts/manpages.sh), DEB_COMPRESS (dpkg-deb's compression options,
+# default -Zxz; make test's package of the debug build, four times the size of
+# the release's, takes -Zgzip -z1: seconds rather than minutes).
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -26,7 +32,7 @@ date=$("$root/scripts/version.sh" --date)
 arch=$(dpkg --print-architecture)
 say() { printf 'deb: %s\n' "$*" >&2; }
 
-for program in handoffd handoffctl; do
+for program in handoffd handoffctl handoff-agent; do
     [[ -x "$BIN_DIR/$program" ]] || { say "$BIN_DIR/$program is missing: build it first (make deb does)"; exit 1; }
 done
 
@@ -57,7 +63,7 @@ doc=$stage/usr/share/doc/handoff
 install -d -m 0755 "$doc/examples"
 install -m 0644 "$root/packaging/deb/copyright" "$doc/copyright"
 install -m 0644 "$root/README.md" "$doc/README.md"
-for page in protocol privacy beacon-format continuation; do
+for page in protocol privacy beacon-format continuation pairing desktop; do
     install -m 0644 "$root/docs/$page.md" "$doc/$page.md"
 done
 install -m 0644 "$root/Config/handoffd.toml" "$doc/examples/handoffd.toml"
@@ -82,7 +88,8 @@ installed_size=$(du -k -s --apparent-size --exclude=DEBIAN "$stage" | cut -f1)
 sed -e "s/@VERSION@/$version/" -e "s/@ARCH@/$arch/" -e "s/@MAINTAINER@/$DEB_MAINTAINER/" \
     -e "s/@INSTALLED_SIZE@/$installed_size/" -e "s/@SHLIBS_DEPENDS@/$shlibs/" \
     "$root/packaging/deb/control.in" > "$stage/DEBIAN/control"
-echo /etc/handoffd/handoffd.toml > "$stage/DEBIAN/conffiles"
+# Every file in /etc is a conffile: handoffd.toml and handoff-agent's autostart entry.
+(cd "$stage" && find etc -type f -printf '/%p\n' | sort) > "$stage/DEBIAN/conffiles"
 
 # The maintainer scripts, with set_bluetooth_privacy copied in where they say #BLUETOOTH_PRIVACY#.
 for script in postinst prerm postrm; do
@@ -103,17 +110,18 @@ chmod 0644 "$stage/DEBIAN/control" "$stage/DEBIAN/conffiles" "$stage/DEBIAN/md5s
 
 deb=$OUT_DIR/handoff_${version}_${arch}.deb
 SOURCE_DATE_EPOCH=${SOURCE_DATE_EPOCH:-$(date -d "$date" +%s)} \
-    dpkg-deb --root-owner-group -Zxz --build "$stage" "$deb" >&2
-say "$(du -h "$deb" | cut -f1) $(basename "$deb")"
+    dpkg-deb --root-owner-group ${DEB_COMPRESS:--Zxz} --build "$stage" "$deb" >&2
+say "$(du -h "$deb" | cut -f1) $(basename "$deb") in $SECONDS s"
 
 if [[ "${LINTIAN:-yes}" != no ]]; then
     say "lintian"
+    started=$SECONDS
     lintian --display-info --tag-display-limit 0 "$deb" > "$work/lintian.log" 2>&1 || true
     grep -v '^running with root privileges' "$work/lintian.log" | sed 's/^/  /' >&2
     if grep -q '^E: ' "$work/lintian.log"; then
         say "lintian reports errors"
         exit 1
     fi
-    say "lintian: no errors ($(grep -c '^W: ' "$work/lintian.log" || true) warnings)"
+    say "lintian: no errors ($(grep -c '^W: ' "$work/lintian.log" || true) warnings) in $((SECONDS - started)) s"
 fi
 echo "$deb"

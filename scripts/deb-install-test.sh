@@ -4,12 +4,16 @@
 #
 #   1. installs the package with dpkg, running its maintainer scripts, and checks
 #      what they did: the 'handoff' account, /var/lib/handoffd, Privacy = device
-#      in bluetoothd's main.conf, the unit installed but not enabled;
+#      in bluetoothd's main.conf, the units installed but not enabled (handoffd's
+#      system unit, handoff-agent's user unit), handoff-agent's XDG autostart
+#      entry in /etc/xdg/autostart as a conffile;
 #   2. runs systemd-analyze verify on the installed units, man on the pages, and
 #      --version of the programs;
 #   3. starts the installed handoffd as user 'handoff' against the simulated
 #      bluetoothd (handoff-sim-bluez, on a private bus outside the root) and
-#      checks that handoffctl status answers and an account can be created;
+#      checks that handoffctl status answers and an account can be created, then
+#      the installed handoff-agent, which must connect to that handoffd and to a
+#      D-Bus bus (the private one, as its session bus) and stop cleanly;
 #   4. removes, then purges the package, and checks that the root is as before
 #      it was installed, but for what Debian keeps: the system account, dpkg's
 #      database and logs, man-db's index.
@@ -145,6 +149,31 @@ inside() {
     [[ -z "$(find "$root/etc/systemd" -name 'handoffd*' -print)" ]] || fail "something enabled handoffd"
     grep -qx /etc/handoffd/handoffd.toml "$root/var/lib/dpkg/info/handoff.conffiles" || fail "the configuration is no conffile"
 
+    say "the desktop agent"
+    [[ -x "$root/usr/bin/handoff-agent" ]] || fail "the package has no /usr/bin/handoff-agent"
+    agent_unit=/usr/lib/systemd/user/handoff-agent.service
+    [[ -f "$root$agent_unit" ]] || fail "the package has no $agent_unit"
+    grep -qx 'ExecStart=/usr/bin/handoff-agent' "$root$agent_unit" || fail "$agent_unit does not start /usr/bin/handoff-agent"
+    state=$(in_root systemctl --global is-enabled handoff-agent.service 2>&1 || true)
+    [[ "$state" == disabled ]] || fail "handoff-agent.service is '$state' for every user after install, not disabled"
+    [[ -z "$(find "$root/etc/systemd" -name 'handoff-agent*' -print)" ]] || fail "something enabled handoff-agent"
+    autostart=/etc/xdg/autostart/handoff-agent.desktop
+    [[ -f "$root$autostart" ]] || fail "the package has no $autostart"
+    grep -qx "$autostart" "$root/var/lib/dpkg/info/handoff.conffiles" || fail "$autostart is no conffile"
+    grep -qx 'Exec=/usr/bin/handoff-agent' "$root$autostart" || fail "$autostart does not start /usr/bin/handoff-agent"
+    grep -qx 'TryExec=/usr/bin/handoff-agent' "$root$autostart" || fail "$autostart tries no /usr/bin/handoff-agent"
+    # Where systemd runs the session, the user unit runs the agent, not this entry.
+    grep -qx 'X-systemd-skip=true' "$root$autostart" || fail "$autostart lacks X-systemd-skip=true"
+    say "    $agent_unit and $autostart installed; handoff-agent.service enabled for nobody"
+
+    # What an administrator may do next; the purge below must undo it.
+    in_root systemctl enable handoffd.service > "$work/enable.log" 2>&1 || { cat "$work/enable.log"; fail "systemctl enable handoffd"; }
+    in_root systemctl --global enable handoff-agent.service >> "$work/enable.log" 2>&1 \
+        || { cat "$work/enable.log"; fail "systemctl --global enable handoff-agent"; }
+    [[ -n "$(find "$root/etc/systemd/user" -name handoff-agent.service -type l)" ]] \
+        || fail "systemctl --global enable handoff-agent made no link in /etc/systemd/user"
+    say "    enabled both as an administrator would (systemctl enable, systemctl --global enable): the purge must undo it"
+
     say "systemd-analyze verify"
     mapfile -t units < <(in_root dpkg -L handoff | grep -E '/systemd/(system|user)/[^/]+\.(service|socket|timer)$')
     [[ " ${units[*]} " == *" /lib/systemd/system/handoffd.service "* ]] || fail "the package has no handoffd.service"
@@ -161,14 +190,14 @@ inside() {
     done
 
     say "manual pages and versions"
-    for page in handoffctl handoffd handoffd.toml handoff-protocol handoff-example-viewer; do
+    for page in handoffctl handoff-agent handoffd handoffd.toml handoff-protocol handoff-example-viewer; do
         in_root man -P cat "$page" > "$work/man.log" 2>&1 || { cat "$work/man.log"; fail "man $page"; }
         [[ $(wc -l < "$work/man.log") -gt 20 ]] || fail "man $page is nearly empty"
     done
     in_root man -P cat handoffctl | grep -q "handoffctl-status\|handoffctl status" || fail "man handoffctl lacks status"
     say "    man handoffctl: $(in_root man -P cat handoffctl | sed -n '/^NAME/{n;p;q}' | sed 's/^ *//')"
-    for program in handoffd handoffctl handoff-example-viewer; do
-        out=$(in_root "$program" --version)
+    for program in handoffd handoffctl handoff-agent handoff-example-viewer; do
+        out=$(in_root "$program" --version 2>&1) || fail "$program --version failed: $(head -n 1 <<<"$out")"
         [[ "$out" == *"$version"* ]] || fail "$program --version says '$out', not $version"
         say "    $program --version: $out"
     done
@@ -189,6 +218,27 @@ inside() {
     in_root handoffctl account create install-test > /dev/null || fail "handoffctl account create"
     [[ -n "$(find "$root/var/lib/handoffd/accounts" -type f)" ]] || fail "no key file in /var/lib/handoffd/accounts"
     [[ "$(in_root ps -o user= -p "$daemon")" == handoff ]] || fail "handoffd does not run as user handoff"
+
+    say "handoff-agent, against that handoffd and the private bus as its session bus"
+    (exec chroot "$root" /usr/bin/handoff-agent --bus-address unix:path=/run/handoff-sim/bus \
+        --socket /run/handoffd/handoffd.sock --no-watch) > "$work/agent.log" 2>&1 &
+    agent=$!
+    # Connected to the bus: it found no notification server there. Connected to handoffd:
+    # the daemon counts two clients while handoffctl asks (the agent and handoffctl).
+    clients=0
+    for _ in $(seq 200); do
+        clients=$(in_root handoffctl status --json | sed -n 's/.*"clientCount" *: *\([0-9]*\).*/\1/p')
+        [[ "${clients:-0}" -ge 2 ]] && grep -q 'no notification server yet' "$work/agent.log" && break
+        kill -0 "$agent" 2>/dev/null || { cat "$work/agent.log"; fail "handoff-agent exited"; }
+        sleep 0.1
+    done
+    [[ "${clients:-0}" -ge 2 ]] || { cat "$work/agent.log"; fail "handoff-agent did not connect to handoffd"; }
+    grep -q 'no notification server yet' "$work/agent.log" \
+        || { cat "$work/agent.log"; fail "handoff-agent did not connect to the bus"; }
+    kill -TERM "$agent"
+    wait "$agent" || { cat "$work/agent.log"; fail "handoff-agent exited $? on SIGTERM"; }
+    say "    connected to handoffd ($clients clients with handoffctl) and to the bus; stopped on SIGTERM"
+
     kill -TERM "$daemon"
     wait "$daemon" || fail "handoffd exited $? on SIGTERM"
     rm -rf "$root/run/handoffd"

@@ -2,6 +2,7 @@ import ArgumentParser
 import DBus
 import Foundation
 import HandoffAgent
+import HandoffKit
 import HandoffLogging
 import Logging
 
@@ -39,7 +40,8 @@ struct HandoffAgentCommand: AsyncParsableCommand {
 
             EXIT STATUS
               0 when stopped by SIGTERM or SIGINT; 64 for a usage error.
-            """)
+            """,
+        version: "handoff-agent \(HandoffVersion.current)")
 
     @Option(name: .long, help: ArgumentHelp("handoffd's socket (default: $HANDOFF_SOCKET, else /run/handoffd/handoffd.sock).", valueName: "path"))
     var socket: String?
