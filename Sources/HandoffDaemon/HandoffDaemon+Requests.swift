@@ -121,6 +121,7 @@ extension HandoffDaemon {
     func removeAccount(_ name: String, for caller: Caller) async throws(ProtocolError) {
         try accounts.remove(name, uid: caller.uid)
         logger.notice("account \(name) removed by uid \(caller.uid)")
+        if let problem = devices.forgetRoster(account: name) { logger.error("device roster not removed: \(problem)") }
         accountsChanged()
         await updateAdvertisement()
     }

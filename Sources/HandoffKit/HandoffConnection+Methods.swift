@@ -60,6 +60,11 @@ extension HandoffConnection {
         try await request(.status, EmptyParams(), as: StatusResult.self)
     }
 
+    /// This device and the other devices of the caller's accounts (docs/devices.md).
+    public func devices() async throws -> DevicesResult {
+        try await request(.devices, EmptyParams(), as: DevicesResult.self)
+    }
+
     // MARK: Accounts (the daemon holds the keys)
 
     /// Creates an account with a fresh key, owned by the caller.

@@ -14,6 +14,7 @@ public enum Method: String, Sendable, Codable, CaseIterable {
     case pairJoin = "pair.join"
     case pairConfirm = "pair.confirm"
     case pairCancel = "pair.cancel"
+    case devices
 }
 
 /// `hello`: the first request on every connection.
@@ -125,6 +126,10 @@ public struct NearbyActivity: Sendable, Codable, Hashable {
     public var account: String
     /// The origin device's per-epoch identifier (hex).
     public var device: String
+    /// The origin device's name, once this device knows it (docs/devices.md); absent until then.
+    public var deviceName: String?
+    /// The origin device's key fingerprint (16 hex digits), known with its name.
+    public var deviceFingerprint: String?
     /// The activity type, when a local app declared it; nil for an unknown type.
     public var type: String?
     /// The keyed hash of the type, as carried in the beacon (hex).
@@ -140,12 +145,15 @@ public struct NearbyActivity: Sendable, Codable, Hashable {
     public var lastSeen: Date
 
     public init(
-        id: String, account: String, device: String, type: String?, typeHash: String, title: String? = nil,
+        id: String, account: String, device: String, deviceName: String? = nil, deviceFingerprint: String? = nil,
+        type: String?, typeHash: String, title: String? = nil,
         hasPayload: Bool, hasWebpageURL: Bool, supportsStreams: Bool, rssi: Double?, firstSeen: Date, lastSeen: Date
     ) {
         self.id = id
         self.account = account
         self.device = device
+        self.deviceName = deviceName
+        self.deviceFingerprint = deviceFingerprint
         self.type = type
         self.typeHash = typeHash
         self.title = title
@@ -156,6 +164,43 @@ public struct NearbyActivity: Sendable, Codable, Hashable {
         self.firstSeen = firstSeen
         self.lastSeen = lastSeen
     }
+}
+
+/// `devices`: one device of an account (docs/devices.md).
+public struct DeviceInfo: Sendable, Codable, Hashable {
+    /// The local name of the account.
+    public var account: String
+    /// The device's name, as its owner set it.
+    public var name: String
+    /// The device's key fingerprint: 16 hex digits, lasting across renames.
+    public var fingerprint: String
+    /// Whether this is the device handoffd runs on.
+    public var thisDevice: Bool
+    /// Whether an activity of the device is nearby now.
+    public var nearby: Bool
+    /// When this device learned the other's name (absent for this device).
+    public var introduced: Date?
+    /// When one of its beacons was last heard (absent for this device and when never heard).
+    public var lastHeard: Date?
+
+    public init(
+        account: String, name: String, fingerprint: String, thisDevice: Bool, nearby: Bool, introduced: Date?,
+        lastHeard: Date?
+    ) {
+        self.account = account
+        self.name = name
+        self.fingerprint = fingerprint
+        self.thisDevice = thisDevice
+        self.nearby = nearby
+        self.introduced = introduced
+        self.lastHeard = lastHeard
+    }
+}
+
+/// `devices`: for each account the caller may use, this device first, then the others it knows.
+public struct DevicesResult: Sendable, Codable, Hashable {
+    public var devices: [DeviceInfo]
+    public init(devices: [DeviceInfo]) { self.devices = devices }
 }
 
 public struct ListResult: Sendable, Codable, Hashable {

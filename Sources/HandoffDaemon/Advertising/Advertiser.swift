@@ -61,8 +61,11 @@ struct Advertiser: Sendable {
     /// (a client's disconnection during shutdown must not register a beacon anew).
     private var retired = false
 
-    init(configuration: BeaconConfiguration, expiry: Duration) {
+    /// - Parameter cardDigest: this device's card digest, from which the beacons'
+    ///   device identifiers are partly derived (docs/devices.md).
+    init(configuration: BeaconConfiguration, expiry: Duration, cardDigest: [UInt8]? = nil) {
         encoder = BeaconEncoder(configuration: configuration)
+        encoder.cardDigest = cardDigest
         renewalInterval = Self.renewalInterval(expiry: expiry)
     }
 

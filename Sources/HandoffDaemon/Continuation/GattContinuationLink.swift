@@ -51,7 +51,7 @@ actor GattContinuationLink: ContinuationLink {
         GattError.applicationError(0x80 | status.rawValue)
     }
 
-    func fetch(_ job: ContinuationJob) async -> Result<ActivityPayload, ContinueError> {
+    func fetch(_ job: ContinuationJob) async -> Result<ExchangeResponse, ContinueError> {
         let fetch = ContinuationFetch(
             connection: bluez.connection, manager: bluez.manager, timeout: job.timeout,
             currentDevice: { await job.origin().flatMap { try? DBusObjectPath($0) } },
@@ -61,7 +61,14 @@ actor GattContinuationLink: ContinuationLink {
             resumeDiscovery: { [radio] in await radio.resumeDiscovery() },
             trace: job.trace)
         let result = await fetch.run()
-        let linger: Duration = if case .success = result { Self.lingerDelay } else { .zero }
+        // The link is kept a while whenever it worked: after a success, and after a refusal or an
+        // invalid answer (an introduction an older origin refused, say), since a continuation may follow.
+        let linger: Duration =
+            switch result {
+            case .success: Self.lingerDelay
+            case .failure(let failure) where failure.code == .rejected || failure.code == .payloadInvalid: Self.lingerDelay
+            case .failure: .zero
+            }
         for (device, adapter) in fetch.takeTouched() { release(device, adapter: adapter, after: linger) }
         return result
     }

@@ -59,6 +59,8 @@ extension ClientGateway {
             try reply(EmptyResult())
         case .status:
             try reply(await daemon.status(for: caller))
+        case .devices:
+            try reply(await daemon.deviceList(for: caller))
         case .accountCreate:
             try reply(try await daemon.createAccount(try params(AccountNameParams.self).name, for: caller))
         case .accountList:
