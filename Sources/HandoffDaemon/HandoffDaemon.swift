@@ -121,8 +121,9 @@ public actor HandoffDaemon {
     /// Takes the privacy check's word on what may go on the air.
     public func apply(_ policy: AdvertisingPolicy) async {
         guard policy != advertiser.policy else { return }
-        let onAir = advertiser.apply(policy)
-        await radio.advertise(pairing.onAir.map { [$0] } ?? onAir)
+        _ = advertiser.apply(policy)
+        // Decided anew: the beacon says whether it is connectable (`BeaconFlags.reachable`).
+        await updateAdvertisement()
     }
 
     static func wallClock() -> Double { Date().timeIntervalSince1970 }

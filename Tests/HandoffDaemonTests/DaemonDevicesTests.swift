@@ -24,6 +24,8 @@ import Testing
             a = try await DaemonRig("a", air: air, registry: registry, settings: settings)
             settings.deviceName = "Ada's desktop"
             b = try await DaemonRig("b", air: air, registry: registry, settings: settings)
+            // Connectable, as with LE privacy on: the beacons say `reachable`, and B introduces itself.
+            for rig in [a, b] { await rig.daemon.apply(AdvertisingPolicy(advertise: true, type: .peripheral, availability: nil)) }
             aClient = try await a.client(app: "origin-app")
             bClient = try await b.client(app: "other-app", handles: [DaemonDevicesTests.type])
             try await aClient.call("account.create", ["name": "home"])
@@ -90,6 +92,19 @@ import Testing
         #expect(onStranger.count == 1)
         #expect(stranger.link!.written.withLock { $0 } == 0)
         await stranger.stop()
+        await rig.stop()
+    }
+
+    @Test func aBroadcastingDeviceIsNotAskedItsName() async throws {
+        let rig = try await Named()
+        await rig.a.daemon.apply(AdvertisingPolicy(advertise: true, type: .broadcast, availability: nil))
+        try await rig.bClient.call("subscribe")
+        try await rig.aClient.call("publish", ["type": Self.type])
+        _ = try await rig.bClient.event("appeared")
+        try await Task.sleep(for: .milliseconds(300))
+        #expect(rig.b.link!.written.withLock { $0 } == 0)
+        let listed = try #require(try await rig.bClient.call("list")["activities"] as? [[String: Any]])
+        #expect(listed.first?["deviceName"] == nil)
         await rig.stop()
     }
 

@@ -26,7 +26,8 @@ extension HandoffDaemon {
     }
 
     private func introduce(_ entry: NearbyEntry) {
-        guard let link, outgoing.isEmpty, devices.mayIntroduce(entry.origin, now: .now) else { return }
+        guard let link, entry.flags.contains(.reachable), outgoing.isEmpty, devices.mayIntroduce(entry.origin, now: .now)
+        else { return }
         let nearbyID = entry.id
         let origin = entry.origin
         let job = ContinuationJob(
