@@ -75,7 +75,8 @@ extension HandoffDaemon {
             epochSeconds: settings.epochSeconds, beaconsRecognized: nearby.recognized, beaconsRejected: nearby.rejected,
             beaconCopiesRefused: nearby.copies, continuation: advertiser.policy.availability,
             notAdvertised: notAdvertised(own, of: caller.uid, radio: radioStatus),
-            scanReportsDropped: radioStatus.droppedReports, scanReportsHeard: nearby.heard)
+            scanReportsDropped: radioStatus.droppedReports, scanReportsHeard: nearby.heard,
+            deviceName: devices.identity.card.name, deviceFingerprint: devices.identity.card.fingerprint)
     }
 
     /// Why `uid`'s own current activity is not on the air, if it has one that is not.

@@ -246,14 +246,20 @@ public struct StatusResult: Sendable, Codable, Hashable {
     /// Scan reports the daemon took since it started (recognised, rejected or
     /// repeats); absent from daemons that predate it.
     public var scanReportsHeard: UInt64?
+    /// This device's name and key fingerprint (docs/devices.md); absent from daemons that predate them.
+    public var deviceName: String?
+    public var deviceFingerprint: String?
 
     public init(
         daemon: String, adapter: String?, adapterAddress: String?, radio: String, scanning: Bool, advertising: Bool,
         lastError: String?, accounts: [String], nearbyCount: Int, clientCount: Int, localActivityCount: Int,
         currentActivityType: String?, epochSeconds: UInt32, beaconsRecognized: UInt64, beaconsRejected: UInt64,
         beaconCopiesRefused: UInt64? = nil, continuation: ContinuationAvailability? = nil, notAdvertised: String? = nil,
-        scanReportsDropped: UInt64? = nil, scanReportsHeard: UInt64? = nil
+        scanReportsDropped: UInt64? = nil, scanReportsHeard: UInt64? = nil, deviceName: String? = nil,
+        deviceFingerprint: String? = nil
     ) {
+        self.deviceName = deviceName
+        self.deviceFingerprint = deviceFingerprint
         self.notAdvertised = notAdvertised
         self.daemon = daemon
         self.adapter = adapter
