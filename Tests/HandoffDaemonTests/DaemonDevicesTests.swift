@@ -10,33 +10,18 @@ import Testing
 @Suite(.timeLimit(.minutes(1))) struct DaemonDevicesTests {
     static let type = "org.example.reading"
 
-    struct Named {
-        let air = FakeAir()
-        let registry = LoopbackLink.Registry()
-        let a: DaemonRig
-        let b: DaemonRig
-        let aClient: TestClient
-        let bClient: TestClient
-
-        init() async throws {
-            var settings = DaemonRig.settings
-            settings.deviceName = "Ada's ThinkPad"
-            a = try await DaemonRig("a", air: air, registry: registry, settings: settings)
-            settings.deviceName = "Ada's desktop"
-            b = try await DaemonRig("b", air: air, registry: registry, settings: settings)
-            // Connectable, as with LE privacy on: the beacons say `reachable`, and B introduces itself.
-            for rig in [a, b] { await rig.daemon.apply(AdvertisingPolicy(advertise: true, type: .peripheral, availability: nil)) }
-            aClient = try await a.client(app: "origin-app")
-            bClient = try await b.client(app: "other-app", handles: [DaemonDevicesTests.type])
-            try await aClient.call("account.create", ["name": "home"])
-            let code = try #require(try await aClient.call("account.export", ["name": "home"])["code"] as? String)
-            try await bClient.call("account.import", ["code": code, "name": "home"])
+    /// A ("Ada's ThinkPad") and B ("Ada's desktop") share account "home", advertising
+    /// connectably as with LE privacy on: the beacons say `reachable`, so B introduces itself.
+    static func named() async throws -> DaemonNearbyTests.Pair {
+        var a = DaemonRig.settings
+        a.deviceName = "Ada's ThinkPad"
+        var b = DaemonRig.settings
+        b.deviceName = "Ada's desktop"
+        let pair = try await DaemonNearbyTests.Pair(bHandles: [type], settings: a, bSettings: b)
+        for rig in [pair.a, pair.b] {
+            await rig.daemon.apply(AdvertisingPolicy(advertise: true, type: .peripheral, availability: nil))
         }
-
-        func stop() async {
-            await a.stop()
-            await b.stop()
-        }
+        return pair
     }
 
     static func devices(_ client: TestClient) async throws -> [[String: Any]] {
@@ -44,7 +29,7 @@ import Testing
     }
 
     @Test func theDevicesMeetOnceAndNameEachOther() async throws {
-        let rig = try await Named()
+        let rig = try await Self.named()
         try await rig.bClient.call("subscribe")
         try await rig.aClient.call("publish", ["type": Self.type, "title": "Chapter 3"])
         _ = try await rig.bClient.event("appeared")
@@ -81,7 +66,7 @@ import Testing
     }
 
     @Test func aDeviceOfAnotherAccountLearnsNothing() async throws {
-        let rig = try await Named()
+        let rig = try await Self.named()
         let stranger = try await DaemonRig("c", air: rig.air, registry: rig.registry)
         let strangerClient = try await stranger.client(handles: [Self.type])
         try await strangerClient.call("account.create", ["name": "home"])
@@ -96,7 +81,7 @@ import Testing
     }
 
     @Test func aBroadcastingDeviceIsNotAskedItsName() async throws {
-        let rig = try await Named()
+        let rig = try await Self.named()
         await rig.a.daemon.apply(AdvertisingPolicy(advertise: true, type: .broadcast, availability: nil))
         try await rig.bClient.call("subscribe")
         try await rig.aClient.call("publish", ["type": Self.type])
@@ -109,7 +94,7 @@ import Testing
     }
 
     @Test func theDevicesResultHasOnlyTheCallersAccounts() async throws {
-        let rig = try await Named()
+        let rig = try await Self.named()
         let other = try await rig.a.client(uid: 1001, app: "someone-else")
         #expect(try await Self.devices(other).isEmpty)
         await rig.stop()

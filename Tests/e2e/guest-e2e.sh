@@ -546,7 +546,16 @@ scenario_update_invalidate() {
     # update: a webpage URL sets the beacon's hasWebpageURL flag, which B sees.
     t_upd=$EPOCHREALTIME
     echo '{"id":3,"method":"update","params":{"id":"'"$id"'","webpageURL":"https://example.org/e2e"}}' >&7
-    updated() { b_event "$type" updated "$t_upd" && [[ $(grep -F "$EV_AT " "$LOGDIR/b-watch.log") == *'"hasWebpageURL":true'* ]]; }
+    # The first `updated` with the flag after the update: a rotation's `updated` may come between.
+    updated() {
+        local line at at_us after_us; to_us after_us "$t_upd"
+        while IFS= read -r line; do
+            at=${line%% *}; to_us at_us "$at"; (( at_us >= after_us )) || continue
+            EV_AT=$at; [[ $line =~ \"lastSeen\":\"([^\"]+)\" ]] && EV_SEEN=${BASH_REMATCH[1]}
+            return 0
+        done < <(grep -F "\"type\":\"$type\"" "$LOGDIR/b-watch.log" | grep -F '"event":"updated"' | grep -F '"hasWebpageURL":true')
+        return 1
+    }
     wait_until 45 updated || { fail "B did not see the update (hasWebpageURL) within 45 s"; exec 7>&-; return 1; }
     local lat_upd; lat_upd=$(secs "$t_upd" "$(unix "$EV_SEEN")")
     wait_until 30 b_lists "$type" && [ "$(b_entry "$type" | jq -r .hasWebpageURL)" = true ] ||
