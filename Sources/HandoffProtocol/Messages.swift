@@ -25,11 +25,17 @@ public struct HelloParams: Sendable, Codable, Hashable {
     public var versions: [Int]
     /// The activity types this client can continue (NSUserActivityTypes).
     public var handles: [String]?
+    /// True: this connection also receives the pairing events of every attempt of its uid, and
+    /// `pairAnswered` (docs/protocol.md, "Pairing events for other connections"); the desktop agent sets it.
+    public var pairingEvents: Bool?
 
-    public init(app: String, versions: [Int] = [ProtocolVersion.current], handles: [String]? = nil) {
+    public init(
+        app: String, versions: [Int] = [ProtocolVersion.current], handles: [String]? = nil, pairingEvents: Bool? = nil
+    ) {
         self.app = app
         self.versions = versions
         self.handles = handles
+        self.pairingEvents = pairingEvents
     }
 }
 
@@ -343,8 +349,10 @@ public enum EventName: String, Sendable, Codable, CaseIterable {
     case continueFailed
     /// Another device continued an activity this connection published.
     case wasContinued
-    /// A pairing of this connection reached the number to compare.
+    /// A pairing of this connection (or, with `pairingEvents`, of its uid) reached the number to compare.
     case pairNumber
+    /// A pairing of this uid was answered (`pair.confirm`), by whichever connection (`pairingEvents` only).
+    case pairAnswered
     /// A pairing of this connection succeeded.
     case paired
     /// A pairing of this connection ended without pairing.

@@ -149,6 +149,7 @@ import Testing
         case .continueFailed: return try again(ContinueFailedEvent.self)
         case .wasContinued: return try again(WasContinuedEvent.self)
         case .pairNumber: return try again(PairNumberEvent.self)
+        case .pairAnswered: return try again(PairAnsweredEvent.self)
         case .paired: return try again(PairedEvent.self)
         case .pairFailed: return try again(PairFailedEvent.self)
         }
