@@ -46,6 +46,15 @@ public actor Agent {
         case signal(NotificationSignal)
         case applicationsChanged
         case continued(nearbyID: String, Result<ContinuedActivity, ContinueAttemptError>, continuation: String?)
+        case pairing(PairingChange)
+    }
+
+    /// A pairing attempt of this user waiting for its answer (docs/desktop.md, "Pairing").
+    struct PairingEntry {
+        var event: PairNumberEvent
+        var notification: UInt32?
+        /// Closed by the user without an answer: not shown again (the terminal still asks).
+        var dismissed = false
     }
 
     struct ContinueAttemptError: Error, Sendable { var message: String }
@@ -76,6 +85,8 @@ public actor Agent {
     private var clientTask: Task<Void, Never>?
     private var client: HandoffClient?
     private var declaredTypes: [String]?
+    private var pairings: [String: PairingEntry] = [:]
+    private var pairingByNotification: [UInt32: String] = [:]
 
     public init(configuration: Configuration, logger: Logger) {
         self.configuration = configuration
@@ -117,6 +128,7 @@ public actor Agent {
         await client?.close()
         if let server {
             for id in byNotification.keys { try? await server.close(id) }
+            for id in pairingByNotification.keys { try? await server.close(id) }
         }
     }
 
@@ -140,12 +152,20 @@ public actor Agent {
         clientTask?.cancel()
         let old = client
         let newClient = HandoffClient(
-            configuration: .init(app: "handoff-agent", handles: types, socketPath: configuration.socketPath))
+            configuration: .init(
+                app: "handoff-agent", handles: types, socketPath: configuration.socketPath, pairingEvents: true))
         client = newClient
         let retry = configuration.retryDelay
         let logger = self.logger
+        // The old client's attempts are forgotten; the daemon tells the new one of any still waiting.
+        submit(.pairing(.reconnected))
+        let pairingChanges = newClient.pairingChanges()
         clientTask = Task { [weak self] in
             await old?.close()
+            let pairingTask = Task { [weak self] in
+                for await change in pairingChanges { self?.submit(.pairing(change)) }
+            }
+            defer { pairingTask.cancel() }
             while !Task.isCancelled {
                 do {
                     // What is nearby now: what this agent knew and the daemon does not is lost.
@@ -223,18 +243,34 @@ public actor Agent {
             logger.info("notification server capabilities: \(caps.sorted().joined(separator: " "))")
             // Earlier notification ids mean nothing to this server: show everything anew.
             byNotification = [:]
+            pairingByNotification = [:]
             for id in entries.keys {
                 entries[id]?.notification = nil
                 entries[id]?.shown = nil
                 if let activity = entries[id]?.activity { await present(activity) }
             }
+            for id in pairings.keys {
+                pairings[id]?.notification = nil
+                await presentPairing(id)
+            }
         case .busDown:
             server = nil
             byNotification = [:]
+            pairingByNotification = [:]
+            for id in pairings.keys { pairings[id]?.notification = nil }
             for id in entries.keys {
                 entries[id]?.notification = nil
                 entries[id]?.shown = nil
             }
+        case .signal(.actionInvoked(let id, let action)) where pairingByNotification[id] != nil:
+            await pairingAction(id, action)
+        case .signal(.closed(let id, _)) where pairingByNotification[id] != nil:
+            if let pairing = pairingByNotification.removeValue(forKey: id) {
+                pairings[pairing]?.notification = nil
+                pairings[pairing]?.dismissed = true
+            }
+        case .pairing(let change):
+            await handlePairing(change)
         case .signal(.actionInvoked(let id, let action)):
             guard let nearbyID = byNotification[id], let entry = entries[nearbyID] else { return }
             switch action {
@@ -323,6 +359,71 @@ public actor Agent {
             entries[nearbyID]?.dismissed = false
         } catch {
             logger.warning("cannot show the notification for \(nearbyID): \(error)")
+        }
+    }
+
+    // MARK: Pairing
+
+    /// A pairing attempt of this user (`handoffctl pair` in a terminal) reached its number, was answered, or ended.
+    func handlePairing(_ change: PairingChange) async {
+        switch change {
+        case .number(let event):
+            guard pairings[event.pairing] == nil else { return }
+            logger.info("pairing \(event.pairing): asking the user to compare the numbers")
+            pairings[event.pairing] = PairingEntry(event: event)
+            await presentPairing(event.pairing)
+        case .answered(let event):
+            await withdrawPairing(event.pairing)
+        case .paired(let event):
+            await withdrawPairing(event.pairing)
+        case .failed(let event):
+            await withdrawPairing(event.pairing)
+        case .reconnected:
+            for id in pairings.keys { await withdrawPairing(id) }
+        }
+    }
+
+    func presentPairing(_ pairing: String) async {
+        guard let entry = pairings[pairing], !entry.dismissed, let server else { return }
+        let request = PairingNotification.request(for: entry.event, capabilities: capabilities)
+        do {
+            let id = try await server.notify(request, replacing: entry.notification ?? 0)
+            if let old = entry.notification, old != id { pairingByNotification[old] = nil }
+            pairingByNotification[id] = pairing
+            pairings[pairing]?.notification = id
+        } catch {
+            logger.warning("cannot show the pairing notification: \(error)")
+        }
+    }
+
+    func withdrawPairing(_ pairing: String) async {
+        guard let entry = pairings.removeValue(forKey: pairing), let id = entry.notification else { return }
+        pairingByNotification[id] = nil
+        do { try await server?.close(id) } catch {
+            logger.debug("CloseNotification \(id): \(error)")
+        }
+    }
+
+    /// Confirm or Reject on a pairing notification: the answer goes to handoffd (`pair.confirm`), and
+    /// the notification is withdrawn.
+    func pairingAction(_ id: UInt32, _ action: String) async {
+        guard let pairing = pairingByNotification[id] else { return }
+        let accept: Bool
+        switch action {
+        case PairingNotification.confirmAction: accept = true
+        case PairingNotification.rejectAction: accept = false
+        default:
+            logger.debug("ignored action \(action) on pairing notification \(id)")
+            return
+        }
+        await withdrawPairing(pairing)
+        guard let client else { return }
+        logger.info("pairing \(pairing): the user \(accept ? "confirmed" : "rejected") the number")
+        let logger = self.logger
+        Task {
+            do { try await client.answerPairing(pairing, accept: accept) } catch {
+                logger.warning("pairing \(pairing): the answer was not taken: \(error)")
+            }
         }
     }
 

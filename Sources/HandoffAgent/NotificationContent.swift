@@ -22,15 +22,18 @@ public enum NotificationContent {
         let account = DisplayText.sanitized(activity.account)
         let type = activity.type.map(DisplayText.sanitized)
         let continuable = canContinue(activity, app: app)
+        // The device's name once handoffd has met it (docs/devices.md), with the account.
+        let origin = activity.deviceName.map(DisplayText.sanitized).flatMap { $0.isEmpty ? nil : "\($0) (\(account))" }
+            ?? "another device of \(account)"
         var body: String
         if let app {
-            body = "Continue in \(DisplayText.sanitized(app.name)), from another device of \(account)."
+            body = "Continue in \(DisplayText.sanitized(app.name)), from \(origin)."
         } else if let type {
-            body = "Continue \(type), from another device of \(account)."
+            body = "Continue \(type), from \(origin)."
         } else if activity.hasWebpageURL {
-            body = "Open it in the web browser, from another device of \(account)."
+            body = "Open it in the web browser, from \(origin)."
         } else {
-            body = "No app here handles this activity (from another device of \(account))."
+            body = "No app here handles this activity (from \(origin))."
         }
         let actions = capabilities.contains("actions")
         if continuable && !actions {

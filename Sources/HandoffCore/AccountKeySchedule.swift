@@ -16,6 +16,7 @@ public struct AccountKeySchedule: Sendable {
         case activityTypeHash = "handoff v1 activity type hash"
         case payload = "handoff v1 payload sealing"
         case accountID = "handoff v1 account id"
+        case deviceIdentifier = "handoff v1 device identifier"
     }
 
     /// Key of the per-epoch recognition tags.
@@ -28,6 +29,8 @@ public struct AccountKeySchedule: Sendable {
     let activityTypeHashKey: HMACKey
     /// The account identifier.
     let accountID: AccountID
+    /// Key of the known part of each device's per-epoch beacon identifier (docs/devices.md).
+    let deviceIdentifierKey: HMACKey
 
     private let payloadKeyBytes: SecretBytes
 
@@ -49,6 +52,7 @@ public struct AccountKeySchedule: Sendable {
         encryptionKey = hmacKey(.encryption)
         authenticationKey = hmacKey(.authentication)
         activityTypeHashKey = hmacKey(.activityTypeHash)
+        deviceIdentifierKey = hmacKey(.deviceIdentifier)
         payloadKeyBytes = derive(.payload).withUnsafeBytes { SecretBytes($0) }
         accountID = derive(.accountID, bytes: 8).withUnsafeBytes { bytes in
             AccountID(rawValue: bytes.reduce(0) { $0 << 8 | UInt64($1) })

@@ -4,6 +4,8 @@
 /// recognition-tag slot, a device identifier and a random starting sequence
 /// number; every beacon then gets a fresh random header nibble and salt and
 /// the next sequence number. Nothing carries over from one epoch to the next.
+/// With a `cardDigest`, the device identifier's high 16 bits are derived from
+/// it instead of drawn (docs/devices.md, section 3).
 ///
 /// Random draws, in order (this order is part of the deterministic test
 /// contract): at an epoch start `slot` (`UInt8.random(in: 0..<8)`), `device`
@@ -40,6 +42,11 @@ public struct BeaconEncoder: Sendable {
 
     /// The parameters shared with the receivers.
     public let configuration: BeaconConfiguration
+    /// The digest of this device's card (`DeviceCard.digest`), when it has one: the
+    /// high 16 bits of every device identifier are then derived from it
+    /// (`DeviceID.knownPart`), so that the account's other devices tell whose beacon
+    /// it is; the low 16 bits stay random. Without one the identifier is all random.
+    public var cardDigest: [UInt8]?
     private var sessions: [AccountID: Session] = [:]
     /// Origins this device used, for filtering out its own beacons: the current
     /// and previous per account.
@@ -65,10 +72,12 @@ public struct BeaconEncoder: Sendable {
             session = existing
         } else {
             session = Self.startSession(account: account, epoch: epoch, using: &generator)
+            session.device = identifier(random: session.device.rawValue, account: account, epoch: epoch)
             remember(BeaconOrigin(account: account.id, epoch: epoch, device: session.device))
         }
         if session.beaconsWithThisDevice >= Self.maximumBeaconsPerDevice {
-            session.device = DeviceID(rawValue: UInt32.random(in: .min ... .max, using: &generator))
+            session.device = identifier(
+                random: UInt32.random(in: .min ... .max, using: &generator), account: account, epoch: epoch)
             session.nextSequence = UInt16.random(in: .min ... .max, using: &generator)
             session.beaconsWithThisDevice = 0
             remember(BeaconOrigin(account: account.id, epoch: epoch, device: session.device))
@@ -127,6 +136,13 @@ public struct BeaconEncoder: Sendable {
             keys: EpochKeys(schedule: account.schedule, epoch: epoch), slot: slot, device: device,
             nextSequence: sequence
         )
+    }
+
+    /// `random`, or with a card digest its low 16 bits under the derived known part.
+    private func identifier(random: UInt32, account: AccountKey, epoch: Epoch) -> DeviceID {
+        guard let cardDigest else { return DeviceID(rawValue: random) }
+        let known = DeviceID.knownPart(cardDigest: cardDigest, schedule: account.schedule, epoch: epoch)
+        return DeviceID(rawValue: UInt32(known) << 16 | random & 0xFFFF)
     }
 
     private mutating func remember(_ origin: BeaconOrigin) {

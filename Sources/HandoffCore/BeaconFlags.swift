@@ -17,6 +17,10 @@ public struct BeaconFlags: OptionSet, Hashable, Sendable, CustomStringConvertibl
     public static let hasWebpageURL = BeaconFlags(rawValue: 1 << 1)
     /// The sending app accepts a stream connection.
     public static let supportsStreams = BeaconFlags(rawValue: 1 << 2)
+    /// The sender advertises connectably, so it answers exchanges over GATT
+    /// (continuations, introductions); without it, a receiver does not try to connect
+    /// to introduce itself (docs/devices.md).
+    public static let reachable = BeaconFlags(rawValue: 1 << 3)
 
     /// `[hasPayload, supportsStreams]`, with unnamed bits as `0x..`.
     public var description: String {
@@ -24,7 +28,8 @@ public struct BeaconFlags: OptionSet, Hashable, Sendable, CustomStringConvertibl
         if contains(.hasPayload) { names.append("hasPayload") }
         if contains(.hasWebpageURL) { names.append("hasWebpageURL") }
         if contains(.supportsStreams) { names.append("supportsStreams") }
-        let unnamed = rawValue & ~0b111
+        if contains(.reachable) { names.append("reachable") }
+        let unnamed = rawValue & ~0b1111
         if unnamed != 0 { names.append("0x" + Hex.encode(unnamed, width: 2)) }
         return "[" + names.joined(separator: ", ") + "]"
     }

@@ -8,6 +8,11 @@ public struct DaemonSettings: Sendable, Equatable {
     public var expiry: Duration = .seconds(45)
     public var registryCap = 256
     public var maxActivitiesPerClient = 16
+    /// What the account's other devices call this one; nil: `DeviceDirectory.defaultName()`.
+    public var deviceName: String?
+    /// Where the device identity and the rosters are kept (the account key directory);
+    /// nil keeps a fresh identity and the rosters in memory only (tests).
+    public var deviceDirectory: String?
 
     public init() {}
 }

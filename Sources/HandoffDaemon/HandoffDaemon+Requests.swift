@@ -75,7 +75,8 @@ extension HandoffDaemon {
             epochSeconds: settings.epochSeconds, beaconsRecognized: nearby.recognized, beaconsRejected: nearby.rejected,
             beaconCopiesRefused: nearby.copies, continuation: advertiser.policy.availability,
             notAdvertised: notAdvertised(own, of: caller.uid, radio: radioStatus),
-            scanReportsDropped: radioStatus.droppedReports, scanReportsHeard: nearby.heard)
+            scanReportsDropped: radioStatus.droppedReports, scanReportsHeard: nearby.heard,
+            deviceName: devices.identity.card.name, deviceFingerprint: devices.identity.card.fingerprint)
     }
 
     /// Why `uid`'s own current activity is not on the air, if it has one that is not.
@@ -121,6 +122,7 @@ extension HandoffDaemon {
     func removeAccount(_ name: String, for caller: Caller) async throws(ProtocolError) {
         try accounts.remove(name, uid: caller.uid)
         logger.notice("account \(name) removed by uid \(caller.uid)")
+        if let problem = devices.forgetRoster(account: name) { logger.error("device roster not removed: \(problem)") }
         accountsChanged()
         await updateAdvertisement()
     }

@@ -2,6 +2,7 @@ import BlueZ
 import Foundation
 import HandoffCore
 import HandoffProtocol
+import HandoffStore
 import Logging
 
 /// The coordinator of handoffd: it passes scan reports to the nearby
@@ -28,6 +29,7 @@ public actor HandoffDaemon {
     var origin: OriginExchanges
     var outgoing = OutgoingContinuations()
     var pairing = PairingState()
+    var devices: DeviceDirectory
 
     public init(
         settings: DaemonSettings, radio: any Radio, link: (any ContinuationLink)?, accounts: AccountBook,
@@ -43,8 +45,33 @@ public actor HandoffDaemon {
             configuration: configuration, accounts: Array(accounts.keys.values), capacity: settings.registryCap,
             expiry: settings.expiry)
         activities = LocalActivities(maximumPerClient: settings.maxActivitiesPerClient)
-        advertiser = Advertiser(configuration: configuration, expiry: settings.expiry)
+        devices = Self.deviceDirectory(settings, logger: logger)
+        advertiser = Advertiser(
+            configuration: configuration, expiry: settings.expiry, cardDigest: devices.identity.card.digest)
         origin = OriginExchanges(configuration: configuration)
+        for problem in devices.use(accounts: Array(accounts.keys.values)) { logger.error("device roster: \(problem)") }
+    }
+
+    /// This device's identity from its file (made at the first start), named as configured.
+    private static func deviceDirectory(_ settings: DaemonSettings, logger: Logger) -> DeviceDirectory {
+        let name = settings.deviceName ?? DeviceDirectory.defaultName()
+        let fallback = { (name: String) in
+            (try? DeviceIdentity.generate(name: name)) ?? (try! DeviceIdentity.generate(name: "Linux"))
+        }
+        guard let directory = settings.deviceDirectory else { return DeviceDirectory(identity: fallback(name), store: nil) }
+        let store = DeviceStore(path: directory)
+        do {
+            let (identity, created) = try store.identity(name: name)
+            if created {
+                logger.notice("this device is \(identity.card.name), key fingerprint \(identity.card.fingerprint) (new identity)")
+            } else {
+                logger.info("this device is \(identity.card.name), key fingerprint \(identity.card.fingerprint)")
+            }
+            return DeviceDirectory(identity: identity, store: store)
+        } catch {
+            logger.error("device identity not loaded: \(error); using a temporary one until handoffd restarts")
+            return DeviceDirectory(identity: fallback(name), store: store)
+        }
     }
 
     /// Where events for clients go (the gateway).
@@ -79,6 +106,8 @@ public actor HandoffDaemon {
             fail(name, pending, ContinueError(.cancelled, "handoffd is stopping"))
         }
         if let attempt = pairing.attempt { await endPairing(attempt.name, .cancelled, "cancelled: handoffd is stopping") }
+        devices.cancelIntroduction()
+        for problem in devices.save(force: true) { logger.error("device roster not saved: \(problem)") }
         await radio.advertise([])
     }
 
@@ -92,8 +121,9 @@ public actor HandoffDaemon {
     /// Takes the privacy check's word on what may go on the air.
     public func apply(_ policy: AdvertisingPolicy) async {
         guard policy != advertiser.policy else { return }
-        let onAir = advertiser.apply(policy)
-        await radio.advertise(pairing.onAir.map { [$0] } ?? onAir)
+        _ = advertiser.apply(policy)
+        // Decided anew: the beacon says whether it is connectable (`BeaconFlags.reachable`).
+        await updateAdvertisement()
     }
 
     static func wallClock() -> Double { Date().timeIntervalSince1970 }
@@ -108,9 +138,11 @@ public actor HandoffDaemon {
         let events = nearby.hear(
             report, isOwn: { advertiser.isOwn($0) }, now: Self.wallClock(), instant: .now)
         guard !events.isEmpty else { return }
-        for (name, entry) in events {
+        for (name, heard) in events {
+            let entry = name == .lost ? heard : identifyDevice(heard)
             if name == .appeared {
-                logger.info("nearby: \(entry.activityType) from \(entry.accountName) device \(entry.origin.device)")
+                logger.info(
+                    "nearby: \(entry.activityType) from \(entry.accountName) device \(entry.deviceName ?? entry.origin.device.description)")
             }
             tell(name, entry)
         }
@@ -171,6 +203,7 @@ public actor HandoffDaemon {
         for entry in nearby.use(accounts: Array(accounts.keys.values), declared: clients.declared) {
             tell(.lost, entry)
         }
+        for problem in devices.use(accounts: Array(accounts.keys.values)) { logger.error("device roster: \(problem)") }
     }
 
     /// The key of a known account.

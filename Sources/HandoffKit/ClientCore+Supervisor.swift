@@ -15,13 +15,16 @@ extension ClientCore {
                     socketPath: configuration.socketPath, requestTimeout: configuration.requestTimeout)
                 connection = fresh
                 let hello = try await fresh.hello(
-                    app: configuration.app, handles: configuration.handles.isEmpty ? nil : configuration.handles)
+                    app: configuration.app, handles: configuration.handles.isEmpty ? nil : configuration.handles,
+                    pairingEvents: configuration.pairingEvents ? true : nil)
                 let generation = inner.withLock { state -> Int in
                     state.generation += 1
                     state.published.removeAll()
                     state.subscribedGeneration = nil
                     return state.generation
                 }
+                // Before this connection's events: what the daemon re-sends follows it.
+                if generation > 1 && configuration.pairingEvents { deliverPairing(.reconnected) }
                 let pump = Task { await self.pump(fresh, generation: generation) }
                 try await restore(on: fresh, generation: generation)
                 guard becomeReady(fresh, generation: generation, daemon: hello.daemon) else {
@@ -138,8 +141,15 @@ extension ClientCore {
                 activity?.receive(notice)
             case .continueFailed:
                 continue  // only ever for this client's own continuations
-            case .pairNumber, .paired, .pairFailed:
-                continue  // only for pair.offer / pair.join, which HandoffClient does not send
+            // pair.offer / pair.join are not HandoffClient's: these come with `pairingEvents`.
+            case .pairNumber:
+                if let event = try? event.data(as: PairNumberEvent.self) { deliverPairing(.number(event)) }
+            case .pairAnswered:
+                if let event = try? event.data(as: PairAnsweredEvent.self) { deliverPairing(.answered(event)) }
+            case .paired:
+                if let event = try? event.data(as: PairedEvent.self) { deliverPairing(.paired(event)) }
+            case .pairFailed:
+                if let event = try? event.data(as: PairFailedEvent.self) { deliverPairing(.failed(event)) }
             }
         }
     }

@@ -63,6 +63,8 @@ final class ClientCore: Sendable {
         /// The generation on which `subscribe` was sent.
         var subscribedGeneration: Int?
         var continuedSinks: [UInt64: AsyncThrowingStream<ContinuedActivity, any Error>.Continuation] = [:]
+        /// `pairingChanges()` streams.
+        var pairingSinks: [UInt64: AsyncStream<PairingChange>.Continuation] = [:]
         /// Forwarded activities that arrived while nobody listened (delivered to the next listener).
         var undelivered: [ContinuedActivity] = []
         /// The activities to restore after a reconnection: published, resigned or current.
@@ -195,7 +197,8 @@ final class ClientCore: Sendable {
     func finish(with error: HandoffClientError?) {
         typealias Sinks = (
             status: [AsyncStream<ClientStatus>.Continuation], nearby: [NearbySink],
-            continued: [AsyncThrowingStream<ContinuedActivity, any Error>.Continuation]
+            continued: [AsyncThrowingStream<ContinuedActivity, any Error>.Continuation],
+            pairing: [AsyncStream<PairingChange>.Continuation]
         )
         let taken = inner.withLock { state -> (Task<Void, Never>?, HandoffConnection?, [ReadyWaiter], Sinks)? in
             if case .closed = state.phase { return nil }
@@ -206,8 +209,10 @@ final class ClientCore: Sendable {
             let supervisor = state.supervisor
             state.supervisor = nil
             let sinks: Sinks = (
-                Array(state.statusSinks.values), Array(state.nearbySinks.values), Array(state.continuedSinks.values)
+                Array(state.statusSinks.values), Array(state.nearbySinks.values), Array(state.continuedSinks.values),
+                Array(state.pairingSinks.values)
             )
+            state.pairingSinks.removeAll()
             state.statusSinks.removeAll()
             state.nearbySinks.removeAll()
             state.continuedSinks.removeAll()
@@ -226,6 +231,7 @@ final class ClientCore: Sendable {
         }
         for sink in sinks.nearby { sink.continuation.finish(throwing: error) }
         for sink in sinks.continued { sink.finish(throwing: error) }
+        for sink in sinks.pairing { sink.finish() }
     }
 
     var isClosed: Bool {

@@ -48,13 +48,17 @@ public final class HandoffClient: Sendable {
         /// How long after a change a published activity is saved on its own; nil
         /// saves only on `UserActivity.update()` and `becomeCurrent()`.
         public var autosaveDelay: Duration?
+        /// Hear the pairing attempts of this user, whichever program started them
+        /// (`pairingChanges()`), and answer them (`answerPairing`): the desktop agent does.
+        public var pairingEvents: Bool
 
         /// A configuration; see each property for what it does. Saves come 100 ms after a change.
         public init(
             app: String, handles: [String] = [], socketPath: String? = nil,
             requestTimeout: Duration = HandoffConnection.defaultRequestTimeout, reconnect: ReconnectPolicy = .default,
-            autosaveDelay: Duration? = .milliseconds(100)
+            autosaveDelay: Duration? = .milliseconds(100), pairingEvents: Bool = false
         ) {
+            self.pairingEvents = pairingEvents
             self.app = app
             self.handles = handles
             self.socketPath = socketPath

@@ -9,8 +9,9 @@ extension HandoffConnection {
     ///   - handles: the activity types this client can continue.
     /// - Throws: `.protocolError` with `unsupported-version` when the daemon speaks none of them.
     @discardableResult
-    public func hello(app: String, handles: [String]? = nil) async throws -> HelloResult {
-        let params = HelloParams(app: app, versions: Array(ProtocolVersion.supported.reversed()), handles: handles)
+    public func hello(app: String, handles: [String]? = nil, pairingEvents: Bool? = nil) async throws -> HelloResult {
+        let params = HelloParams(
+            app: app, versions: Array(ProtocolVersion.supported.reversed()), handles: handles, pairingEvents: pairingEvents)
         let result = try await request(.hello, params, as: HelloResult.self)
         guard ProtocolVersion.supported.contains(result.version) else {
             throw HandoffClientError.invalidResponse("hello chose version \(result.version), which was not offered")
@@ -58,6 +59,11 @@ extension HandoffConnection {
     /// The daemon's state, as this caller may see it.
     public func status() async throws -> StatusResult {
         try await request(.status, EmptyParams(), as: StatusResult.self)
+    }
+
+    /// This device and the other devices of the caller's accounts (docs/devices.md).
+    public func devices() async throws -> DevicesResult {
+        try await request(.devices, EmptyParams(), as: DevicesResult.self)
     }
 
     // MARK: Accounts (the daemon holds the keys)

@@ -14,6 +14,7 @@ public enum Method: String, Sendable, Codable, CaseIterable {
     case pairJoin = "pair.join"
     case pairConfirm = "pair.confirm"
     case pairCancel = "pair.cancel"
+    case devices
 }
 
 /// `hello`: the first request on every connection.
@@ -24,11 +25,17 @@ public struct HelloParams: Sendable, Codable, Hashable {
     public var versions: [Int]
     /// The activity types this client can continue (NSUserActivityTypes).
     public var handles: [String]?
+    /// True: this connection also receives the pairing events of every attempt of its uid, and
+    /// `pairAnswered` (docs/protocol.md, "Pairing events for other connections"); the desktop agent sets it.
+    public var pairingEvents: Bool?
 
-    public init(app: String, versions: [Int] = [ProtocolVersion.current], handles: [String]? = nil) {
+    public init(
+        app: String, versions: [Int] = [ProtocolVersion.current], handles: [String]? = nil, pairingEvents: Bool? = nil
+    ) {
         self.app = app
         self.versions = versions
         self.handles = handles
+        self.pairingEvents = pairingEvents
     }
 }
 
@@ -125,6 +132,10 @@ public struct NearbyActivity: Sendable, Codable, Hashable {
     public var account: String
     /// The origin device's per-epoch identifier (hex).
     public var device: String
+    /// The origin device's name, once this device knows it (docs/devices.md); absent until then.
+    public var deviceName: String?
+    /// The origin device's key fingerprint (16 hex digits), known with its name.
+    public var deviceFingerprint: String?
     /// The activity type, when a local app declared it; nil for an unknown type.
     public var type: String?
     /// The keyed hash of the type, as carried in the beacon (hex).
@@ -140,12 +151,15 @@ public struct NearbyActivity: Sendable, Codable, Hashable {
     public var lastSeen: Date
 
     public init(
-        id: String, account: String, device: String, type: String?, typeHash: String, title: String? = nil,
+        id: String, account: String, device: String, deviceName: String? = nil, deviceFingerprint: String? = nil,
+        type: String?, typeHash: String, title: String? = nil,
         hasPayload: Bool, hasWebpageURL: Bool, supportsStreams: Bool, rssi: Double?, firstSeen: Date, lastSeen: Date
     ) {
         self.id = id
         self.account = account
         self.device = device
+        self.deviceName = deviceName
+        self.deviceFingerprint = deviceFingerprint
         self.type = type
         self.typeHash = typeHash
         self.title = title
@@ -156,6 +170,43 @@ public struct NearbyActivity: Sendable, Codable, Hashable {
         self.firstSeen = firstSeen
         self.lastSeen = lastSeen
     }
+}
+
+/// `devices`: one device of an account (docs/devices.md).
+public struct DeviceInfo: Sendable, Codable, Hashable {
+    /// The local name of the account.
+    public var account: String
+    /// The device's name, as its owner set it.
+    public var name: String
+    /// The device's key fingerprint: 16 hex digits, lasting across renames.
+    public var fingerprint: String
+    /// Whether this is the device handoffd runs on.
+    public var thisDevice: Bool
+    /// Whether an activity of the device is nearby now.
+    public var nearby: Bool
+    /// When this device learned the other's name (absent for this device).
+    public var introduced: Date?
+    /// When one of its beacons was last heard (absent for this device and when never heard).
+    public var lastHeard: Date?
+
+    public init(
+        account: String, name: String, fingerprint: String, thisDevice: Bool, nearby: Bool, introduced: Date?,
+        lastHeard: Date?
+    ) {
+        self.account = account
+        self.name = name
+        self.fingerprint = fingerprint
+        self.thisDevice = thisDevice
+        self.nearby = nearby
+        self.introduced = introduced
+        self.lastHeard = lastHeard
+    }
+}
+
+/// `devices`: for each account the caller may use, this device first, then the others it knows.
+public struct DevicesResult: Sendable, Codable, Hashable {
+    public var devices: [DeviceInfo]
+    public init(devices: [DeviceInfo]) { self.devices = devices }
 }
 
 public struct ListResult: Sendable, Codable, Hashable {
@@ -201,14 +252,20 @@ public struct StatusResult: Sendable, Codable, Hashable {
     /// Scan reports the daemon took since it started (recognised, rejected or
     /// repeats); absent from daemons that predate it.
     public var scanReportsHeard: UInt64?
+    /// This device's name and key fingerprint (docs/devices.md); absent from daemons that predate them.
+    public var deviceName: String?
+    public var deviceFingerprint: String?
 
     public init(
         daemon: String, adapter: String?, adapterAddress: String?, radio: String, scanning: Bool, advertising: Bool,
         lastError: String?, accounts: [String], nearbyCount: Int, clientCount: Int, localActivityCount: Int,
         currentActivityType: String?, epochSeconds: UInt32, beaconsRecognized: UInt64, beaconsRejected: UInt64,
         beaconCopiesRefused: UInt64? = nil, continuation: ContinuationAvailability? = nil, notAdvertised: String? = nil,
-        scanReportsDropped: UInt64? = nil, scanReportsHeard: UInt64? = nil
+        scanReportsDropped: UInt64? = nil, scanReportsHeard: UInt64? = nil, deviceName: String? = nil,
+        deviceFingerprint: String? = nil
     ) {
+        self.deviceName = deviceName
+        self.deviceFingerprint = deviceFingerprint
         self.notAdvertised = notAdvertised
         self.daemon = daemon
         self.adapter = adapter
@@ -292,8 +349,10 @@ public enum EventName: String, Sendable, Codable, CaseIterable {
     case continueFailed
     /// Another device continued an activity this connection published.
     case wasContinued
-    /// A pairing of this connection reached the number to compare.
+    /// A pairing of this connection (or, with `pairingEvents`, of its uid) reached the number to compare.
     case pairNumber
+    /// A pairing of this uid was answered (`pair.confirm`), by whichever connection (`pairingEvents` only).
+    case pairAnswered
     /// A pairing of this connection succeeded.
     case paired
     /// A pairing of this connection ended without pairing.

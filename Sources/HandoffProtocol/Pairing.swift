@@ -61,15 +61,41 @@ public struct PairingParams: Sendable, Codable, Hashable {
     public init(pairing: String) { self.pairing = pairing }
 }
 
+/// Which side of a pairing this laptop is.
+public enum PairingRole: String, Sendable, Codable, Hashable {
+    /// `pair.offer`: this laptop gives one of its accounts.
+    case offer
+    /// `pair.join`: this laptop receives the other laptop's account.
+    case join
+}
+
 /// The `pairNumber` event: the number to show the user, who answers with `pair.confirm`.
 public struct PairNumberEvent: Sendable, Codable, Hashable {
     public var pairing: String
     /// Six digits, leading zeros kept.
     public var number: String
+    /// Whether this laptop offers or joins; absent from daemons before it was added.
+    public var role: PairingRole?
+    /// The account offered (`offer`), or the local name asked for in `pair.join` (`join`, when one was given).
+    public var account: String?
 
-    public init(pairing: String, number: String) {
+    public init(pairing: String, number: String, role: PairingRole? = nil, account: String? = nil) {
         self.pairing = pairing
         self.number = number
+        self.role = role
+        self.account = account
+    }
+}
+
+/// The `pairAnswered` event (connections with `pairingEvents` only): the attempt's user answered with
+/// `pair.confirm`, on one of its connections; the others stop asking.
+public struct PairAnsweredEvent: Sendable, Codable, Hashable {
+    public var pairing: String
+    public var accept: Bool
+
+    public init(pairing: String, accept: Bool) {
+        self.pairing = pairing
+        self.accept = accept
     }
 }
 

@@ -101,6 +101,17 @@ public struct AccountKeyStore: Sendable {
 
     /// Reads and parses one key file, with every safety check.
     static func read(_ path: FilePath, name: String) throws(AccountKeyStoreError) -> AccountKeyFile {
+        let text = try readProtectedText(path, name: name, maximumSize: AccountKeyFile.maximumSize)
+        do {
+            return try AccountKeyFile.parse(text)
+        } catch {
+            throw .corrupt(path: path.string, error)
+        }
+    }
+
+    /// Reads a file that must be a regular file of ours, mode 0600 or stricter, UTF-8 text
+    /// of at most `maximumSize` bytes. `name` is what `.notFound` reports.
+    static func readProtectedText(_ path: FilePath, name: String, maximumSize: Int) throws(AccountKeyStoreError) -> String {
         let descriptor: FileDescriptor
         do {
             descriptor = try FileDescriptor.open(path, .readOnly, options: [.closeOnExec, .noFollow])
@@ -125,11 +136,11 @@ public struct AccountKeyStore: Sendable {
         }
         let mode = UInt16(truncatingIfNeeded: info.permissions.rawValue)
         guard mode & 0o077 == 0 else { throw .insecurePermissions(path: path.string, mode: mode) }
-        guard info.size <= AccountKeyFile.maximumSize else { throw .tooLarge(path: path.string, size: info.size) }
+        guard info.size <= maximumSize else { throw .tooLarge(path: path.string, size: info.size) }
 
         var bytes: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 1024)
-        while bytes.count <= AccountKeyFile.maximumSize {
+        while bytes.count <= maximumSize {
             let count: Int
             do {
                 count = try chunk.withUnsafeMutableBytes { try descriptor.read(into: $0) }
@@ -139,19 +150,15 @@ public struct AccountKeyStore: Sendable {
             if count == 0 { break }
             bytes += chunk[..<count]
         }
-        guard bytes.count <= AccountKeyFile.maximumSize else {
+        guard bytes.count <= maximumSize else {
             throw .tooLarge(path: path.string, size: Int64(bytes.count))
         }
         guard let text = String(validating: bytes, as: UTF8.self) else { throw .notText(path: path.string) }
-        do {
-            return try AccountKeyFile.parse(text)
-        } catch {
-            throw .corrupt(path: path.string, error)
-        }
+        return text
     }
 
     /// Creates the directory and any missing parents, the new ones with mode 0700.
-    private func createDirectory() throws(AccountKeyStoreError) {
+    func createDirectory() throws(AccountKeyStoreError) {
         var current = directory.root.map { FilePath(root: $0) } ?? FilePath(".")
         for component in directory.components {
             current.append(component)
@@ -162,7 +169,7 @@ public struct AccountKeyStore: Sendable {
     }
 
     /// Flushes the directory entry changes (the rename, link or unlink) to disk.
-    private func syncDirectory() throws(AccountKeyStoreError) {
+    func syncDirectory() throws(AccountKeyStoreError) {
         let descriptor = open(directory.string, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         guard descriptor >= 0 else {
             throw .system(operation: "open directory", path: directory.string, errno: Errno(rawValue: errno))

@@ -16,9 +16,10 @@ struct ConnectionOptions: ParsableArguments {
 
     /// Connects and says hello as `handoffctl`, declaring `handles` as the
     /// activity types this invocation understands (so the daemon can name them).
-    func connect(handles: [String] = []) async throws -> HandoffConnection {
+    /// With `pairingEvents`, it also hears `pairAnswered` (an answer given in the desktop agent).
+    func connect(handles: [String] = [], pairingEvents: Bool = false) async throws -> HandoffConnection {
         let connection = try await HandoffConnection.connect(socketPath: socketPath)
-        try await connection.hello(app: "handoffctl", handles: handles)
+        try await connection.hello(app: "handoffctl", handles: handles, pairingEvents: pairingEvents ? true : nil)
         return connection
     }
 }

@@ -44,7 +44,7 @@ struct HandoffCtl: AsyncParsableCommand {
         version: "handoffctl \(HandoffCtl.version) (protocol version \(ProtocolVersion.current))",
         subcommands: [
             ListCommand.self, WatchCommand.self, StatusCommand.self, PublishCommand.self, ContinueCommand.self,
-            AccountCommand.self, PairCommand.self, DoctorCommand.self,
+            AccountCommand.self, PairCommand.self, DevicesCommand.self, DoctorCommand.self,
         ]
     )
 

@@ -13,7 +13,8 @@ struct ListCommand: AsyncParsableCommand {
             Prints one row per activity that handoffd hears from another device of one of your \
             accounts, most recently seen first:
 
-              DEVICE     the origin device's short identifier (it changes as it rotates)
+              DEVICE     the origin device's name once this laptop has met it (see handoffctl
+                         devices), else its short identifier (which changes as it rotates)
               ACCOUNT    the account the device shares with this laptop
               APP        the app that continues it here: the Name of the desktop entry whose
                          X-Handoff-ActivityTypes declares its type, or "-"
@@ -73,7 +74,7 @@ struct ListCommand: AsyncParsableCommand {
         header += ["RSSI", "LAST SEEN"]
         var table = Table(header: header)
         for (activity, app) in zip(activities, appNames).sorted(by: { $0.0.lastSeen > $1.0.lastSeen }) {
-            var row = [String(activity.device.prefix(8)), Terminal.singleLine(activity.account, limit: 24)]
+            var row = [deviceDescription(activity), Terminal.singleLine(activity.account, limit: 24)]
             if showApps { row.append(app ?? "-") }
             row.append(typeDescription(activity))
             if showTitles { row.append(activity.title.map { Terminal.singleLine($0) } ?? "-") }
@@ -81,6 +82,11 @@ struct ListCommand: AsyncParsableCommand {
             table.append(row)
         }
         return table.rendered
+    }
+
+    /// The origin device's name, or its per-epoch identifier while the name is not known.
+    static func deviceDescription(_ activity: NearbyActivity) -> String {
+        activity.deviceName.map { Terminal.singleLine($0, limit: 24) } ?? String(activity.device.prefix(8))
     }
 
     /// The type, or what is known about it.

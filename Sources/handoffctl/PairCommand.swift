@@ -135,7 +135,8 @@ struct PairCommand: AsyncParsableCommand {
 
     private func overBluetooth() async throws {
         let signals = SignalWatcher()
-        let connection = try await connection.connect()
+        // pairingEvents: an answer given in the desktop agent's notification (docs/desktop.md) is heard here.
+        let connection = try await connection.connect(pairingEvents: true)
         let (steps, feed) = AsyncStream<Step>.makeStream()
         let events = Task {
             for await event in connection.events { feed.yield(.event(event)) }
@@ -164,6 +165,8 @@ struct PairCommand: AsyncParsableCommand {
         let pairing = started.pairing
         var cancelling = false
         var asking = false
+        /// The attempt was answered: here, or in the desktop agent (`pairAnswered`); a later answer typed here is ignored.
+        var answered = false
         for await step in steps {
             switch step {
             case .closed:
@@ -189,12 +192,22 @@ struct PairCommand: AsyncParsableCommand {
                 }
             case .answered(let accept):
                 asking = false
-                guard !cancelling else { continue }
+                guard !cancelling, !answered else { continue }
+                answered = true
                 _ = try? await connection.request(
                     .pairConfirm, PairConfirmParams(pairing: pairing, accept: accept), as: EmptyResult.self)
                 if accept { Terminal.printLine("Waiting for the other laptop…") }
             case .event(let event) where event.name != .pairNumber:
                 switch event.name {
+                case .pairAnswered:
+                    let answer = try event.data(as: PairAnsweredEvent.self)
+                    guard answer.pairing == pairing, !answered else { continue }
+                    answered = true
+                    if asking { FileHandle.standardError.write(Data("\n".utf8)) }
+                    asking = false
+                    Terminal.printLine(
+                        answer.accept
+                            ? "Confirmed on the desktop. Waiting for the other laptop…" : "Refused on the desktop.")
                 case .paired:
                     let paired = try event.data(as: PairedEvent.self)
                     guard paired.pairing == pairing else { continue }

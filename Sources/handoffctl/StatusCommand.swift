@@ -61,6 +61,7 @@ struct StatusCommand: AsyncParsableCommand {
         if let copies = status.beaconCopiesRefused { beacons += ", \(copies) copies refused" }
         let lines: [(String, String)] = [
             ("daemon", status.daemon),
+            ("device", status.deviceName.map { "\(Terminal.singleLine($0, limit: 64)) (key \(status.deviceFingerprint ?? "?"))" } ?? "unnamed (handoffd predates device names)"),
             ("adapter", adapter),
             ("radio", status.radio),
             ("scanning", status.scanning ? "yes" : "no"),

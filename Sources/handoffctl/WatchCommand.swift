@@ -67,7 +67,7 @@ struct WatchCommand: AsyncParsableCommand {
         guard let activity = try? event.nearbyActivity() else {
             return "\(clock.string(from: time))  \(name)"
         }
-        var line = "\(clock.string(from: time))  \(name)  \(activity.device.prefix(8))  \(ListCommand.typeDescription(activity))"
+        var line = "\(clock.string(from: time))  \(name)  \(ListCommand.deviceDescription(activity))  \(ListCommand.typeDescription(activity))"
         if let title = activity.title { line += "  \"\(Terminal.singleLine(title))\"" }
         return line
     }

@@ -38,6 +38,8 @@ final class AgentHarness: Sendable {
         /// What `continue` of a nearby id restores.
         var continued: [String: ContinuedActivity] = [:]
         var hellos: [[String]] = []
+        /// Whether each `hello` asked for `pairingEvents`.
+        var pairingHellos: [Bool] = []
     }
 
     var dataHome: String { root + "/data/applications" }
@@ -238,12 +240,15 @@ final class AgentHarness: Sendable {
     private static func answer(_ request: FakeRequest, _ client: FakeClient, _ state: borrowing Mutex<DaemonState>) {
         switch request.method {
         case .hello:
-            let handles = (try? request.params(HelloParams.self))?.handles ?? []
-            state.withLock { $0.hellos.append(handles) }
+            let hello = try? request.params(HelloParams.self)
+            state.withLock {
+                $0.hellos.append(hello?.handles ?? [])
+                $0.pairingHellos.append(hello?.pairingEvents == true)
+            }
             client.answer(request, HelloResult(version: 1, daemon: "handoffd test"))
         case .list:
             client.answer(request, ListResult(activities: state.withLock { $0.activities }))
-        case .subscribe, .unsubscribe:
+        case .subscribe, .unsubscribe, .pairConfirm:
             client.answer(request, EmptyResult())
         case .continue:
             guard let params = try? request.params(ContinueParams.self),

@@ -187,7 +187,7 @@ import Testing
         #expect(
             error.description
                 == "test.toml:4: unknown section [blutooth]; the sections are [bluetooth], [beacon], [nearby], "
-                + "[socket], [accounts], [log], [dbus]")
+                + "[socket], [accounts], [device], [log], [dbus]")
     }
 
     @Test func unknownKeyListsTheSectionsKeys() throws {

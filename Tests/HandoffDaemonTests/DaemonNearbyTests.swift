@@ -19,9 +19,13 @@ import Testing
         let aClient: TestClient
         let bClient: TestClient
 
-        init(aHandles: [String] = [], bHandles: [String] = [], settings: DaemonSettings = DaemonRig.settings) async throws {
+        /// `bSettings` (default: `settings`) lets the two differ, e.g. in their device names.
+        init(
+            aHandles: [String] = [], bHandles: [String] = [], settings: DaemonSettings = DaemonRig.settings,
+            bSettings: DaemonSettings? = nil
+        ) async throws {
             a = try await DaemonRig("a", air: air, registry: registry, settings: settings)
-            b = try await DaemonRig("b", air: air, registry: registry, settings: settings)
+            b = try await DaemonRig("b", air: air, registry: registry, settings: bSettings ?? settings)
             aClient = try await a.client(app: "origin-app", handles: aHandles)
             bClient = try await b.client(app: "other-app", handles: bHandles)
             try await aClient.call("account.create", ["name": "home"])

@@ -99,6 +99,14 @@ final class ScriptedDaemon: Sendable {
                 client.answer(request, info)
             case .accountList:
                 client.answer(request, AccountListResult(accounts: state.withLock { $0.accounts }))
+            case .devices:
+                client.answer(
+                    request,
+                    DevicesResult(devices: state.withLock { $0.accounts }.map {
+                        DeviceInfo(
+                            account: $0.name, name: "this laptop", fingerprint: "0b9d44e1a7c2f305", thisDevice: true,
+                            nearby: false, introduced: nil, lastHeard: nil)
+                    }))
             case .accountExport:
                 let name = try request.params(AccountNameParams.self).name
                 guard state.withLock({ $0.accounts.contains { $0.name == name } }) else {

@@ -58,6 +58,8 @@ struct FakeOrigin {
                 case .success(let value): accepted = value
                 case .failure(let status): throw GattError.applicationError(0x80 | status.rawValue)
                 }
+                // Like a daemon from before introductions (docs/devices.md): refused as malformed.
+                if accepted.requesterCard != nil { throw GattError.applicationError(0x80 | ExchangeStatus.malformed.rawValue) }
                 let payload: ActivityPayload
                 switch behaviour {
                 case .refuses: throw GattError.applicationError(0x85)

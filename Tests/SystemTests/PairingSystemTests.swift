@@ -196,6 +196,47 @@ import Testing
         await laptops.stop()
     }
 
+    /// The user's desktop agent (another connection of the same uid, with `pairingEvents`) hears the number of
+    /// `handoffctl pair --offer` and confirms it; handoffctl hears that and stops asking; another uid's agent
+    /// hears nothing and may not answer (when the run may switch uids).
+    @Test func theUsersDesktopAnswersForHandoffctlAndAnotherUidCannot() async throws {
+        let laptops = try await Strangers()
+        let directory = laptops.bus.directory
+        let agent = try await laptops.a.client()
+        _ = try await agent.call(.hello, HelloParams(app: "handoff-agent", pairingEvents: true), as: HelloResult.self)
+        var stranger: WireClient?
+        if UserConnection.available {
+            chmod(directory, 0o755)
+            let other = try await UserConnection.client(socket: laptops.a.socket, uid: 4242)
+            _ = try await other.call(.hello, HelloParams(app: "handoff-agent", pairingEvents: true), as: HelloResult.self)
+            stranger = other
+        }
+        let offer = try InteractiveCtl(["pair", "--offer", "--timeout", "30", "--socket", laptops.a.socket], in: directory)
+        let join = try InteractiveCtl(["pair", "--join", "--timeout", "30", "--socket", laptops.b.socket], in: directory)
+        let shown = try await agent.event(.pairNumber, as: PairNumberEvent.self, timeout: .seconds(30))
+        #expect(shown.role == .offer)
+        #expect(shown.account == "me")
+        #expect(try await offer.number() == shown.number)
+        if let stranger {
+            #expect(try await stranger.failure(.pairConfirm, PairConfirmParams(pairing: shown.pairing, accept: true)).code == .notFound)
+            #expect(try await stranger.failure(.pairCancel, PairingParams(pairing: shown.pairing)).code == .notFound)
+        }
+        _ = try await agent.call(.pairConfirm, PairConfirmParams(pairing: shown.pairing, accept: true), as: EmptyResult.self)
+        #expect(try await agent.event(.pairAnswered, as: PairAnsweredEvent.self).accept)
+        try await eventually(within: .seconds(10)) { offer.stdout.contains("Confirmed on the desktop.") }
+        _ = try await join.number()
+        join.type("y")
+        #expect(await join.process.exitCode(within: .seconds(15)) == 0, "\(join.stdout) \(join.stderr)")
+        #expect(await offer.process.exitCode(within: .seconds(15)) == 0, "\(offer.stdout) \(offer.stderr)")
+        #expect(try await agent.event(.paired, as: PairedEvent.self).account.fingerprint == laptops.fingerprint)
+        #expect(Strangers.keyFiles(laptops.b) == ["me.handoff-key"])
+        if let stranger {
+            #expect(try await stranger.event(.pairNumber, timeout: .milliseconds(300)) == nil)
+            #expect(try await stranger.event(.paired, timeout: .milliseconds(300)) == nil)
+        }
+        await laptops.stop()
+    }
+
     /// The joining user says the numbers differ: both end with `refused`, nothing is stored.
     @Test func aRefusalOnTheJoiningLaptopLeavesNothingStored() async throws {
         let laptops = try await Strangers()

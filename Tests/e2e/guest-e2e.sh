@@ -38,9 +38,9 @@ set -u
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 BIN=""; EPOCH=15; EXPIRY=20; SCENARIOS=(); QUIET=0; RUNS=1; PRIVACY=0; EXT_ADV=0
-ALL_SCENARIOS=(discovery rotation update-invalidate wrong-account bluetoothd-restart power-cycle continue pair replay clean-shutdown)
+ALL_SCENARIOS=(discovery devices rotation update-invalidate wrong-account bluetoothd-restart power-cycle continue pair replay clean-shutdown)
 # ORDER is the order every run keeps (clean-shutdown stops A, so it is last).
-ORDER=(discovery rotation update-invalidate wrong-account bluetoothd-restart power-cycle continue pair replay legacy-privacy clean-shutdown)
+ORDER=(discovery devices rotation update-invalidate wrong-account bluetoothd-restart power-cycle continue pair replay legacy-privacy clean-shutdown)
 while [ $# -gt 0 ]; do
     case "$1" in
         --bin) BIN=$2; shift 2 ;;
@@ -278,6 +278,8 @@ mode = "0600"
 group = ""
 [accounts]
 directory = "$dir/accounts"
+[device]
+name = "laptop $name"
 [log]
 level = "debug"
 [dbus]
@@ -305,7 +307,7 @@ a_logged_at() { # LINE TEXT
 TYPES=()
 for i in 1 2 3 4 5; do TYPES+=("$PREFIX.discovery$i"); done
 TYPES+=("$PREFIX.rotation" "$PREFIX.update" "$PREFIX.exit" "$PREFIX.wrong" "$PREFIX.restart")
-TYPES+=("$PREFIX.continue.100" "$PREFIX.continue.3000" "$PREFIX.replay")
+TYPES+=("$PREFIX.continue.100" "$PREFIX.continue.3000" "$PREFIX.replay" "$PREFIX.devices")
 
 # handoffctl list --json on B. b_list keeps the output in B_LIST; the others read it.
 b_list() { B_LIST=$(ctl b list --json 2>/dev/null) && [ -n "$B_LIST" ]; }
@@ -428,6 +430,50 @@ scenario_discovery() {
     pass "A took the publish -> B's daemon heard it: $(stats "${heard[@]}"); handoffctl publish started on A -> handoffctl list on B showed it: $(stats "${listed[@]}")"
 }
 
+# Devices meet (docs/devices.md): B names A's activity "laptop a" after one sealed
+# introduction over real bluetoothd (discovery, just before, made it), both list each other
+# with the same fingerprint, the roster is on disk, and the identity file is 0600 with its
+# private key in no log.
+scenario_devices() {
+    local type=$PREFIX.devices t0 t_listed fa fb met key
+    t0=$EPOCHREALTIME
+    start_publisher devices "$type"
+    wait_until 45 b_lists "$type" || { fail "B did not list $type within 45 s"; stop_publisher devices; return 1; }
+    t_listed=$EPOCHREALTIME
+    named() { b_list && [ "$(b_entry "$type" | jq -r '.deviceName // empty')" = "laptop a" ]; }
+    wait_until 30 named ||
+        { fail "B did not name A's activity \"laptop a\" within 30 s (entry: $(b_entry "$type"))"; stop_publisher devices; return 1; }
+    # Met during discovery already: the roster names the new activity from its first event on.
+    local first; first=$(grep -F "\"type\":\"$type\"" "$LOGDIR/b-watch.log" | head -1)
+    [[ $first == *'"event":"appeared"'* && $first == *'"deviceName":"laptop a"'* ]] ||
+        { fail "B's first event for $type did not name A: ${first#* }"; stop_publisher devices; return 1; }
+    # The one introduction: B's log from "introducing" to "met device".
+    local t_intro t_met
+    t_intro=$(grep -m1 'introducing this device to device' "$LOGDIR/b.log" | cut -d' ' -f1)
+    t_met=$(grep -m1 'met device "laptop a"' "$LOGDIR/b.log" | cut -d' ' -f1)
+    ctl b devices --json > "$LOGDIR/devices-b.json" 2>&1 && ctl a devices --json > "$LOGDIR/devices-a.json" 2>&1 ||
+        { fail "handoffctl devices failed (see devices-a.json, devices-b.json)"; stop_publisher devices; return 1; }
+    fa=$(jq -r '.devices[] | select(.thisDevice) | .fingerprint' "$LOGDIR/devices-a.json")
+    fb=$(jq -r '.devices[] | select(.thisDevice) | .fingerprint' "$LOGDIR/devices-b.json")
+    [ "$(jq -r --arg f "$fa" '.devices[] | select(.thisDevice | not) | select(.fingerprint == $f) | "\(.name) \(.nearby)"' "$LOGDIR/devices-b.json")" = "laptop a true" ] ||
+        { fail "B's devices do not list A (fingerprint $fa) as \"laptop a\", nearby: $(cat "$LOGDIR/devices-b.json")"; stop_publisher devices; return 1; }
+    [ "$(jq -r --arg f "$fb" '.devices[] | select(.thisDevice | not) | select(.fingerprint == $f) | .name' "$LOGDIR/devices-a.json")" = "laptop b" ] ||
+        { fail "A's devices do not list B (fingerprint $fb) as \"laptop b\": $(cat "$LOGDIR/devices-a.json")"; stop_publisher devices; return 1; }
+    [ "$(b_entry "$type" | jq -r .deviceFingerprint)" = "$fa" ] ||
+        { fail "B's entry has fingerprint $(b_entry "$type" | jq -r .deviceFingerprint), A is $fa"; stop_publisher devices; return 1; }
+    jq -e '.devices[] | select(.card.name == "laptop a")' "$W/b/accounts/$ACCOUNT.handoff-devices" > /dev/null ||
+        { fail "B's roster file does not hold A's card"; stop_publisher devices; return 1; }
+    met=$(grep -c 'met device "laptop a"' "$LOGDIR/b.log")
+    [ "$met" = 1 ] || { fail "B met A $met times (one introduction expected)"; stop_publisher devices; return 1; }
+    [ "$(stat -c %a "$W/a/accounts/device.handoff-identity")" = 600 ] ||
+        { fail "A's identity file has mode $(stat -c %a "$W/a/accounts/device.handoff-identity")"; stop_publisher devices; return 1; }
+    key=$(sed -n 's/^private-key = //p' "$W/a/accounts/device.handoff-identity")
+    [ ${#key} = 64 ] || { fail "A's identity file holds no private key"; stop_publisher devices; return 1; }
+    if grep -rqiF "$key" "$LOGDIR"; then fail "A's private device key is in a log"; stop_publisher devices; return 1; fi
+    stop_publisher devices
+    pass "B's first event for A's new activity already named it \"laptop a\" (from the roster: one introduction in the run so far, which took $(secs "$(unix "$t_intro")" "$(unix "$t_met")") s from B's decision to the cards exchanged); both list each other, fingerprints agree, roster on disk, identity 0600 and its key in no log"
+}
+
 # 2. With a short epoch, B keeps A's activity across rotations, and the raw payloads hci1's
 # bluetoothd reports change every epoch with nothing constant but the version nibble.
 scenario_rotation() {
@@ -500,7 +546,16 @@ scenario_update_invalidate() {
     # update: a webpage URL sets the beacon's hasWebpageURL flag, which B sees.
     t_upd=$EPOCHREALTIME
     echo '{"id":3,"method":"update","params":{"id":"'"$id"'","webpageURL":"https://example.org/e2e"}}' >&7
-    updated() { b_event "$type" updated "$t_upd" && [[ $(grep -F "$EV_AT " "$LOGDIR/b-watch.log") == *'"hasWebpageURL":true'* ]]; }
+    # The first `updated` with the flag after the update: a rotation's `updated` may come between.
+    updated() {
+        local line at at_us after_us; to_us after_us "$t_upd"
+        while IFS= read -r line; do
+            at=${line%% *}; to_us at_us "$at"; (( at_us >= after_us )) || continue
+            EV_AT=$at; [[ $line =~ \"lastSeen\":\"([^\"]+)\" ]] && EV_SEEN=${BASH_REMATCH[1]}
+            return 0
+        done < <(grep -F "\"type\":\"$type\"" "$LOGDIR/b-watch.log" | grep -F '"event":"updated"' | grep -F '"hasWebpageURL":true')
+        return 1
+    }
     wait_until 45 updated || { fail "B did not see the update (hasWebpageURL) within 45 s"; exec 7>&-; return 1; }
     local lat_upd; lat_upd=$(secs "$t_upd" "$(unix "$EV_SEEN")")
     wait_until 30 b_lists "$type" && [ "$(b_entry "$type" | jq -r .hasWebpageURL)" = true ] ||

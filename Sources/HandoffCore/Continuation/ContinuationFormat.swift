@@ -1,7 +1,11 @@
 /// Constants of the continuation exchange (docs/continuation.md).
 public enum ContinuationFormat {
-    /// The first byte of every request and response: version 1 in the high nibble.
+    /// The first byte of every continuation request and response: version 1 in the
+    /// high nibble, kind 0 (continue) in the low one.
     public static let versionByte: UInt8 = 0x10
+    /// The first byte of an introduction's request and response: version 1, kind 1
+    /// (docs/continuation.md, section 9).
+    public static let introductionByte: UInt8 = 0x11
     /// The GATT primary service "handoff continuation".
     public static let serviceUUID = "7a955467-538c-4b86-9aa8-9ef63d05d0a7"
     /// The request characteristic (`write`).
@@ -23,6 +27,12 @@ public enum ContinuationFormat {
     /// Request nonces remembered against replay.
     public static let rememberedRequests = 4096
 
+    /// Length of an introduction request: a continuation request's, plus the requester's
+    /// card padded to its longest (section 9).
+    public static let introductionRequestLength = requestLength + DeviceCard.maximumEncodedLength
+
     static let requestLabel = Array("handoff v1 continue request".utf8)
     static let responseLabel = Array("handoff v1 continue response".utf8)
+    static let introductionRequestLabel = Array("handoff v1 introduce request".utf8)
+    static let introductionResponseLabel = Array("handoff v1 introduce response".utf8)
 }

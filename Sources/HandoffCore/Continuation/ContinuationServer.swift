@@ -16,6 +16,9 @@ public struct ContinuationServer: Sendable {
         public let activity: String
         /// The continuing device's per-epoch identifier.
         public let requester: DeviceID
+        /// For an introduction (docs/continuation.md, section 9), the requester's card;
+        /// nil for a continuation.
+        public let requesterCard: DeviceCard?
         /// The chunks of the response must carry this.
         public let session: UInt32
         fileprivate let requestNonce: [UInt8]
@@ -70,10 +73,18 @@ public struct ContinuationServer: Sendable {
         advertised[tag] = entries
     }
 
-    /// Checks a request. - Throws: the status to refuse it with.
+    /// Checks a request, a continuation's or an introduction's (they differ in the
+    /// first byte, the labels, and the card after the plaintext's first 26 bytes).
+    /// - Throws: the status to refuse it with.
     public mutating func accept(_ request: [UInt8], now: Double) throws(ExchangeStatus) -> Accepted {
         prune(current: configuration.epoch(containing: now))
-        guard request.count == ContinuationFormat.requestLength, request[0] == ContinuationFormat.versionByte else {
+        let introduction: Bool
+        switch request.first {
+        case ContinuationFormat.versionByte where request.count == ContinuationFormat.requestLength:
+            introduction = false
+        case ContinuationFormat.introductionByte where request.count == ContinuationFormat.introductionRequestLength:
+            introduction = true
+        default:
             throw .malformed
         }
         let tag = Array(request[1..<5])
@@ -81,7 +92,8 @@ public struct ContinuationServer: Sendable {
         let box: ChaChaPoly.SealedBox
         do {
             box = try ChaChaPoly.SealedBox(
-                nonce: ChaChaPoly.Nonce(data: request[5..<17]), ciphertext: request[17..<43], tag: request[43...])
+                nonce: ChaChaPoly.Nonce(data: request[5..<17]), ciphertext: request[17..<(request.count - 16)],
+                tag: request[(request.count - 16)...])
         } catch {
             throw .malformed
         }
@@ -89,7 +101,8 @@ public struct ContinuationServer: Sendable {
             let context = candidate.epoch.context.bytes
             guard let plaintext = try? Array(ChaChaPoly.open(
                 box, using: candidate.account.schedule.payloadKey,
-                authenticating: ContinuationFormat.requestLabel + context + tag))
+                authenticating: (introduction ? ContinuationFormat.introductionRequestLabel : ContinuationFormat.requestLabel)
+                    + context + tag))
             else { continue }
             let nonce = Array(plaintext[0..<16])
             let sequence = UInt16(plaintext[16]) << 8 | UInt16(plaintext[17])
@@ -97,6 +110,11 @@ public struct ContinuationServer: Sendable {
             let requester = Self.uint32(plaintext[22..<26])
             guard origin == candidate.device.rawValue, let activity = candidate.activity(at: sequence) else {
                 throw .unknownBeacon
+            }
+            var card: DeviceCard?
+            if introduction {
+                guard let decoded = try? DeviceCard(decodingPadded: plaintext[26...]) else { throw .malformed }
+                card = decoded
             }
             guard !seenNonces.values.contains(where: { $0.contains(nonce) }) else { throw .replayed }
             if seenNonces.values.reduce(0, { $0 + $1.count }) < ContinuationFormat.rememberedRequests {
@@ -107,7 +125,7 @@ public struct ContinuationServer: Sendable {
             }
             return Accepted(
                 account: candidate.account.id, epoch: candidate.epoch, activity: activity,
-                requester: DeviceID(rawValue: requester), session: Self.uint32(nonce[0..<4]), requestNonce: nonce,
+                requester: DeviceID(rawValue: requester), requesterCard: card, session: Self.uint32(nonce[0..<4]), requestNonce: nonce,
                 context: context, tag: tag, key: candidate.account.schedule.payloadKey.withUnsafeBytes { SecretBytes($0) })
         }
         throw .authenticationFailed
@@ -115,13 +133,37 @@ public struct ContinuationServer: Sendable {
 
     /// The sealed `ok` response carrying `payload`.
     public func respond(to request: Accepted, with payload: ActivityPayload, using generator: inout some RandomNumberGenerator) -> [UInt8] {
+        precondition(request.requesterCard == nil, "an introduction is answered with a card")
+        return seal(payload.encoded(), kind: ContinuationFormat.versionByte, label: ContinuationFormat.responseLabel,
+            for: request, using: &generator)
+    }
+
+    /// The sealed `ok` response to an introduction, carrying this device's `card`.
+    public func respond(to request: Accepted, introducing card: DeviceCard, using generator: inout some RandomNumberGenerator)
+        -> [UInt8]
+    {
+        precondition(request.requesterCard != nil, "a continuation is answered with an activity")
+        return seal(card.paddedEncoding(), kind: ContinuationFormat.introductionByte,
+            label: ContinuationFormat.introductionResponseLabel, for: request, using: &generator)
+    }
+
+    /// `respond(to:introducing:using:)` with the system's secure generator.
+    public func respond(to request: Accepted, introducing card: DeviceCard) -> [UInt8] {
+        var generator = SystemRandomNumberGenerator()
+        return respond(to: request, introducing: card, using: &generator)
+    }
+
+    private func seal(
+        _ plaintext: [UInt8], kind: UInt8, label: [UInt8], for request: Accepted,
+        using generator: inout some RandomNumberGenerator
+    ) -> [UInt8] {
         var nonce = [UInt8](repeating: 0, count: 12)
         for index in nonce.indices { nonce[index] = UInt8.random(in: .min ... .max, using: &generator) }
         let key = request.key.withUnsafeBytes { SymmetricKey(data: $0) }
         let box = try! ChaChaPoly.seal(
-            payload.encoded(), using: key, nonce: try! ChaChaPoly.Nonce(data: nonce),
-            authenticating: ContinuationFormat.responseLabel + request.context + request.tag + request.requestNonce)
-        return [ContinuationFormat.versionByte, ExchangeStatus.ok.rawValue] + nonce + Array(box.ciphertext) + Array(box.tag)
+            plaintext, using: key, nonce: try! ChaChaPoly.Nonce(data: nonce),
+            authenticating: label + request.context + request.tag + request.requestNonce)
+        return [kind, ExchangeStatus.ok.rawValue] + nonce + Array(box.ciphertext) + Array(box.tag)
     }
 
     /// `respond(to:with:using:)` with the system's secure generator.

@@ -10,6 +10,8 @@ public enum ExchangeError: Error, Sendable, Hashable, CustomStringConvertible {
     case invalidPayload(ActivityPayloadError)
     /// A chunk does not fit the exchange.
     case badChunk(String)
+    /// An introduction's response opened but holds no valid device card.
+    case invalidCard(DeviceCardError)
 
     public var description: String {
         switch self {
@@ -18,6 +20,7 @@ public enum ExchangeError: Error, Sendable, Hashable, CustomStringConvertible {
         case .authenticationFailed: "the response failed authentication"
         case .invalidPayload(let error): "invalid payload: \(error)"
         case .badChunk(let why): "bad chunk: \(why)"
+        case .invalidCard(let error): "\(error)"
         }
     }
 }

@@ -2,9 +2,15 @@ import Crypto
 
 /// The continuing side of one exchange (docs/continuation.md, sections 4 and 5): it
 /// builds the sealed request for a recognised beacon, then opens the origin's response.
+///
+/// With `introducing`, the exchange is an introduction instead (section 9): the
+/// request carries this device's card and the response the origin's.
 public struct PendingContinuation: Sendable {
     /// The request to write to the origin's request characteristic.
     public let request: [UInt8]
+    /// Whether this is an introduction (the first byte of request and response).
+    public var isIntroduction: Bool { kind == ContinuationFormat.introductionByte }
+    private let kind: UInt8
     /// The chunks of the answer carry this (the request nonce's first 4 bytes).
     public let session: UInt32
     private let requestNonce: [UInt8]
@@ -19,9 +25,10 @@ public struct PendingContinuation: Sendable {
     ///   - tag: the beacon's recognition tag, bytes 1..<5 of its payload.
     ///   - account: the key that recognised it.
     ///   - requester: this device's per-epoch identifier, which the origin app is told.
+    ///   - introducing: this device's card, for an introduction; nil for a continuation.
     public init(
         beacon: RecognizedBeacon, tag: [UInt8], account: AccountKey, requester: DeviceID,
-        using generator: inout some RandomNumberGenerator
+        introducing card: DeviceCard? = nil, using generator: inout some RandomNumberGenerator
     ) {
         precondition(tag.count == 4, "a recognition tag has 4 bytes")
         var nonce = [UInt8](repeating: 0, count: ContinuationFormat.requestNonceLength)
@@ -33,12 +40,15 @@ public struct PendingContinuation: Sendable {
         plaintext += [UInt8(beacon.sequence >> 8), UInt8(truncatingIfNeeded: beacon.sequence)]
         plaintext += Self.bigEndian(beacon.device.rawValue)
         plaintext += Self.bigEndian(requester.rawValue)
+        kind = card == nil ? ContinuationFormat.versionByte : ContinuationFormat.introductionByte
+        if let card { plaintext += card.paddedEncoding() }
         let key = account.schedule.payloadKey
         // Sealing with a 12-byte nonce cannot fail.
         let box = try! ChaChaPoly.seal(
             plaintext, using: key, nonce: try! ChaChaPoly.Nonce(data: aeadNonce),
-            authenticating: ContinuationFormat.requestLabel + context + tag)
-        request = [ContinuationFormat.versionByte] + tag + aeadNonce + Array(box.ciphertext) + Array(box.tag)
+            authenticating: (card == nil ? ContinuationFormat.requestLabel : ContinuationFormat.introductionRequestLabel)
+                + context + tag)
+        request = [kind] + tag + aeadNonce + Array(box.ciphertext) + Array(box.tag)
         session = UInt32(nonce[0]) << 24 | UInt32(nonce[1]) << 16 | UInt32(nonce[2]) << 8 | UInt32(nonce[3])
         requestNonce = nonce
         self.context = context
@@ -46,22 +56,38 @@ public struct PendingContinuation: Sendable {
         self.key = key.withUnsafeBytes { SecretBytes($0) }
     }
 
-    /// `init(beacon:tag:account:requester:using:)` with the system's secure generator.
-    public init(beacon: RecognizedBeacon, tag: [UInt8], account: AccountKey, requester: DeviceID) {
+    /// `init(beacon:tag:account:requester:introducing:using:)` with the system's secure generator.
+    public init(
+        beacon: RecognizedBeacon, tag: [UInt8], account: AccountKey, requester: DeviceID, introducing card: DeviceCard? = nil
+    ) {
         var generator = SystemRandomNumberGenerator()
-        self.init(beacon: beacon, tag: tag, account: account, requester: requester, using: &generator)
+        self.init(beacon: beacon, tag: tag, account: account, requester: requester, introducing: card, using: &generator)
     }
 
     /// A request for `beacon`, with the tag it carried and the system's secure generator.
-    public init(beacon: RecognizedBeacon, account: AccountKey, requester: DeviceID) {
-        self.init(beacon: beacon, tag: beacon.tagBytes, account: account, requester: requester)
+    public init(beacon: RecognizedBeacon, account: AccountKey, requester: DeviceID, introducing card: DeviceCard? = nil) {
+        self.init(beacon: beacon, tag: beacon.tagBytes, account: account, requester: requester, introducing: card)
     }
 
-    /// Opens the reassembled response.
+    /// Opens the reassembled response of a continuation.
     /// - Throws: `ExchangeError`: refused, malformed, not authentic, or an invalid payload.
     public func open(response: [UInt8]) throws(ExchangeError) -> ActivityPayload {
+        precondition(!isIntroduction, "an introduction's response holds a card")
+        let plaintext = try openPlaintext(response)
+        do { return try ActivityPayload(decoding: plaintext) } catch { throw .invalidPayload(error) }
+    }
+
+    /// Opens the reassembled response of an introduction: the origin's card.
+    /// - Throws: `ExchangeError`: refused, malformed, not authentic, or an invalid card.
+    public func openIntroduction(response: [UInt8]) throws(ExchangeError) -> DeviceCard {
+        precondition(isIntroduction, "a continuation's response holds an activity")
+        let plaintext = try openPlaintext(response)
+        do { return try DeviceCard(decodingPadded: plaintext) } catch { throw .invalidCard(error) }
+    }
+
+    private func openPlaintext(_ response: [UInt8]) throws(ExchangeError) -> [UInt8] {
         guard response.count >= 2 else { throw .malformedResponse("\(response.count) bytes") }
-        guard response[0] == ContinuationFormat.versionByte else {
+        guard response[0] == kind else {
             throw .malformedResponse("version byte 0x\(String(response[0], radix: 16))")
         }
         guard let status = ExchangeStatus(rawValue: response[1]) else {
@@ -72,20 +98,16 @@ public struct PendingContinuation: Sendable {
             throw .refused(status)
         }
         guard response.count >= 2 + 12 + 16 else { throw .malformedResponse("\(response.count) bytes") }
-        let plaintext: [UInt8]
         do {
             let box = try ChaChaPoly.SealedBox(
                 nonce: ChaChaPoly.Nonce(data: response[2..<14]), ciphertext: response[14..<(response.count - 16)],
                 tag: response[(response.count - 16)...])
             let key = self.key.withUnsafeBytes { SymmetricKey(data: $0) }
-            plaintext = Array(
-                try ChaChaPoly.open(
-                    box, using: key,
-                    authenticating: ContinuationFormat.responseLabel + context + tag + requestNonce))
+            let label = isIntroduction ? ContinuationFormat.introductionResponseLabel : ContinuationFormat.responseLabel
+            return Array(try ChaChaPoly.open(box, using: key, authenticating: label + context + tag + requestNonce))
         } catch {
             throw .authenticationFailed
         }
-        do { return try ActivityPayload(decoding: plaintext) } catch { throw .invalidPayload(error) }
     }
 
     static func bigEndian(_ value: UInt32) -> [UInt8] {

@@ -8,7 +8,7 @@ struct WantedBeacon: Sendable {
     let account: AccountKey
     let activity: String
     let type: ActivityType
-    let flags: BeaconFlags
+    var flags: BeaconFlags
 }
 
 /// Decides what handoffd advertises, and when it must decide again.
@@ -61,8 +61,11 @@ struct Advertiser: Sendable {
     /// (a client's disconnection during shutdown must not register a beacon anew).
     private var retired = false
 
-    init(configuration: BeaconConfiguration, expiry: Duration) {
+    /// - Parameter cardDigest: this device's card digest, from which the beacons'
+    ///   device identifiers are partly derived (docs/devices.md).
+    init(configuration: BeaconConfiguration, expiry: Duration, cardDigest: [UInt8]? = nil) {
         encoder = BeaconEncoder(configuration: configuration)
+        encoder.cardDigest = cardDigest
         renewalInterval = Self.renewalInterval(expiry: expiry)
     }
 
@@ -95,7 +98,11 @@ struct Advertiser: Sendable {
         }
         let epoch = encoder.configuration.epoch(containing: now)
         var next = nextDecision(epochEnd: Double(epoch.endSeconds), now: now, instant: instant)
-        for beacon in beacons {
+        // Connectable advertising says so in the beacon: receivers then may connect to introduce themselves.
+        let reachable: BeaconFlags = policy.type == .peripheral ? .reachable : []
+        for wanted in beacons {
+            var beacon = wanted
+            beacon.flags.formUnion(reachable)
             let account = beacon.account.id
             if let current = advertised[account], current.type == beacon.type, current.flags == beacon.flags,
                 current.epoch == epoch.index, instant < current.renewal

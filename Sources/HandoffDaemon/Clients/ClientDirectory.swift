@@ -86,4 +86,7 @@ protocol ClientEvents: AnyObject, Sendable {
     func nearby(_ name: EventName, _ activity: NearbyActivity, audience: [UInt64])
     /// An event for one connection (`continued`, `continueFailed`, `wasContinued`).
     func send(_ name: EventName, _ data: some Encodable & Sendable, to client: UInt64)
+    /// A pairing event for the connection that started the attempt (`starter`, when not nil) and for
+    /// every connection of `uid` that asked for pairing events in `hello`; each gets it once.
+    func pairing(_ name: EventName, _ data: some Encodable & Sendable, uid: UInt32, starter: UInt64?)
 }

@@ -1,3 +1,4 @@
+import HandoffCore
 import BlueZ
 import DBus
 import Logging
@@ -56,6 +57,7 @@ extension DaemonConfiguration {
         try configuration.readNearby(section("nearby"))
         try configuration.readSocket(section("socket"))
         try configuration.readAccounts(section("accounts"))
+        try configuration.readDevice(section("device"))
         try configuration.readLog(section("log"))
         try configuration.readDBus(section("dbus"))
         return configuration
@@ -190,6 +192,24 @@ extension DaemonConfiguration {
         if let directory = try section.string("directory") {
             try Self.checkAbsolutePath(directory, key: "directory", in: section)
             accountsDirectory = directory
+        }
+    }
+
+    private mutating func readDevice(_ section: ConfigurationSection) throws(ConfigurationError) {
+        if let name = try section.string("name", meaning: "a device name") {
+            // "" is the default: the pretty hostname.
+            guard !name.isEmpty else {
+                deviceName = nil
+                return
+            }
+            do {
+                try DeviceCard.validate(name: name)
+            } catch .invalidName(let why) {
+                throw section.error("name", .invalidValue(String(reflecting: name), reason: why))
+            } catch {
+                throw section.error("name", .invalidValue(String(reflecting: name), reason: "\(error)"))
+            }
+            deviceName = name
         }
     }
 

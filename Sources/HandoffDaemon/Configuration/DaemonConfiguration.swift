@@ -71,6 +71,12 @@ public struct DaemonConfiguration: Sendable, Equatable {
     /// `[accounts] directory`: where account key files are kept.
     public var accountsDirectory: String
 
+    // MARK: [device]
+
+    /// `[device] name`: what the account's other devices call this one (docs/devices.md);
+    /// nil (or "" in the file) means the machine's pretty hostname (`hostnamectl`), else its hostname.
+    public var deviceName: String?
+
     // MARK: [log]
 
     /// `[log] level`: the least severe message that is logged.
@@ -100,6 +106,7 @@ public struct DaemonConfiguration: Sendable, Equatable {
         maxActivitiesPerClient: 16,
         maxLineBytes: 16 * 1024,
         accountsDirectory: "/var/lib/handoffd/accounts",
+        deviceName: nil,
         logLevel: .info,
         bus: .system
     )

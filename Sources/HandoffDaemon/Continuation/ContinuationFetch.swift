@@ -69,11 +69,11 @@ final class ContinuationFetch: Sendable {
     }
 
     /// Fetches and opens the activity, within `timeout`.
-    func run() async -> Result<ActivityPayload, ContinueError> {
+    func run() async -> Result<ExchangeResponse, ContinueError> {
         let seconds = timeout.components.seconds
         do {
             return .success(
-                try await withThrowingTaskGroup(of: ActivityPayload?.self) { group in
+                try await withThrowingTaskGroup(of: ExchangeResponse?.self) { group in
                     group.addTask { try await self.fetch() }
                     group.addTask {
                         try await Task.sleep(for: self.timeout)
@@ -110,7 +110,7 @@ final class ContinuationFetch: Sendable {
 
     // MARK: Steps
 
-    private func fetch() async throws -> ActivityPayload {
+    private func fetch() async throws -> ExchangeResponse {
         while true {
             do {
                 let device = try await connect()
@@ -135,7 +135,7 @@ final class ContinuationFetch: Sendable {
         }
     }
 
-    private func exchange(with device: DBusObjectPath) async throws -> ActivityPayload {
+    private func exchange(with device: DBusObjectPath) async throws -> ExchangeResponse {
         trace("connected")
         state.withLock { $0.phase = .resolving }
         try await manager.waitForServicesResolved(device, timeout: timeout)
@@ -194,7 +194,7 @@ final class ContinuationFetch: Sendable {
             guard let whole else { throw ContinueError(.outOfRange, "the origin device disconnected during the exchange") }
             trace("response complete (\(whole.count) bytes)")
             do {
-                return try pending.open(response: whole)
+                return try pending.openResponse(whole)
             } catch .refused(let status) {
                 throw ContinueError(.rejected, "the origin device refused: \(status)")
             } catch {

@@ -10,8 +10,24 @@ public protocol ContinuationLink: Sendable {
     /// Origin side: answers written requests with `handler` until cancelled.
     func serve(_ handler: @escaping ContinuationRequestHandler) async
     /// Continuing side: writes `job`'s requests to the origin and opens its
-    /// response, within `job.timeout`.
-    func fetch(_ job: ContinuationJob) async -> Result<ActivityPayload, ContinueError>
+    /// response, within `job.timeout`: an activity, or for an introduction the
+    /// origin's card.
+    func fetch(_ job: ContinuationJob) async -> Result<ExchangeResponse, ContinueError>
+}
+
+/// What an exchange brought back, opened.
+public enum ExchangeResponse: Sendable, Equatable {
+    /// A continuation's activity.
+    case activity(ActivityPayload)
+    /// An introduction's card of the origin device (docs/devices.md).
+    case card(DeviceCard)
+}
+
+extension PendingContinuation {
+    /// Opens the reassembled response, as the request's kind says.
+    public func openResponse(_ whole: [UInt8]) throws(ExchangeError) -> ExchangeResponse {
+        isIntroduction ? .card(try openIntroduction(response: whole)) : .activity(try open(response: whole))
+    }
 }
 
 /// Answers one request with the response's notifications, or refuses it

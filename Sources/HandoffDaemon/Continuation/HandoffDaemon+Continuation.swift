@@ -35,6 +35,9 @@ extension HandoffDaemon {
         guard let link else {
             return finish(name, .failure(ContinueError(.outOfRange, "handoffd has no Bluetooth link for continuing")))
         }
+        // An introduction under way (at most 5 s) finishes first: cancelling it would leave a link
+        // going down that the continuation must wait for, while a finished one keeps it up for reuse.
+        let introduction = devices.introduction?.task
         let nearbyID = entry.id
         let job = ContinuationJob(
             timeout: .milliseconds(Int64(seconds * 1000)),
@@ -43,6 +46,9 @@ extension HandoffDaemon {
             trace: { [logger] step in logger.debug("continuation \(name): \(step)") })
         logger.info("continuing \(will.type ?? "an activity") from device \(entry.origin.device) (\(name))")
         outgoing.attach(Task { [weak self] in
+            await introduction?.value
+            // Cancelled meanwhile: `continueFailed` has gone already.
+            if Task.isCancelled { return }
             let result = await link.fetch(job)
             await self?.finish(name, result)
         }, to: name)
@@ -57,20 +63,26 @@ extension HandoffDaemon {
         fail(name, pending, ContinueError(.cancelled, "cancelled by the client"))
     }
 
-    /// A fresh request for the nearby activity's newest beacon.
-    func request(for nearbyID: String) -> PendingContinuation? {
+    /// A fresh request for the nearby activity's newest beacon; with `introducing`, an
+    /// introduction carrying this device's card (docs/devices.md).
+    func request(for nearbyID: String, introducing: Bool = false) -> PendingContinuation? {
         guard let entry = nearby.entry(nearbyID), let account = key(entry.account) else { return nil }
         let epoch = advertiser.encoder.configuration.epoch(containing: Self.wallClock())
         let requester = outgoing.requester(
             for: account.id, epoch: epoch, own: advertiser.encoder.currentOrigin(for: account.id))
-        return PendingContinuation(beacon: entry.beacon, account: account, requester: requester)
+        return PendingContinuation(
+            beacon: entry.beacon, account: account, requester: requester,
+            introducing: introducing ? devices.identity.card : nil)
     }
 
-    func finish(_ name: String, _ result: Result<ActivityPayload, ContinueError>) {
+    func finish(_ name: String, _ result: Result<ExchangeResponse, ContinueError>) {
         guard let pending = outgoing.finish(name) else { return }
         let restored: ContinuedActivity
         do throws(ContinueError) {
-            restored = try OutgoingContinuations.check(result.get(), pending) {
+            guard case .activity(let payload) = try result.get() else {
+                throw ContinueError(.payloadInvalid, "the origin device answered with a device card")
+            }
+            restored = try OutgoingContinuations.check(payload, pending) {
                 !clients.handlers(of: $0, uid: pending.uid).isEmpty
             }
         } catch {
@@ -108,6 +120,7 @@ extension HandoffDaemon {
             logger.notice("continuation request from \(context.peer) refused: \(error)")
             throw error
         }
+        if let card = accepted.requesterCard { return try serveIntroduction(accepted, card: card, context) }
         // The account may have been removed since the beacon went out (SIGHUP, account.remove).
         // Each user's current activity is on the air: the one asked for must still be its user's.
         guard key(accepted.account) != nil, let asked = activities.activity(accepted.activity),

@@ -38,6 +38,12 @@ struct OriginExchanges: Sendable {
         return (response.count, ResponseChunks.split(response, session: accepted.session, mtu: mtu))
     }
 
+    /// The sealed response to an accepted introduction, carrying our `card`, cut for the link's MTU.
+    func respond(to accepted: ContinuationServer.Accepted, introducing card: DeviceCard, mtu: Int) -> (bytes: Int, chunks: [[UInt8]]) {
+        let response = server.respond(to: accepted, introducing: card)
+        return (response.count, ResponseChunks.split(response, session: accepted.session, mtu: mtu))
+    }
+
     /// Starts timing an exchange; `timedOut` runs if it is not ended within the timeout.
     mutating func begin(timedOut: @escaping @Sendable (UInt64) async -> Void) -> UInt64 {
         next += 1

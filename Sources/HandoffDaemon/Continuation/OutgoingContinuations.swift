@@ -26,6 +26,9 @@ struct OutgoingContinuations: Sendable {
     /// Our per-epoch identifier for an account when we advertise nothing for it.
     private var requesterIDs: [AccountID: (epoch: Epoch, device: DeviceID)] = [:]
 
+    /// Whether no continuation is under way.
+    var isEmpty: Bool { pending.isEmpty }
+
     /// Names and records a new continuation.
     mutating func add(_ continuation: Pending) -> String {
         next += 1

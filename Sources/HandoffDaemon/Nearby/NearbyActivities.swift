@@ -36,6 +36,11 @@ struct NearbyActivities: Sendable {
     /// The entry `id`, if it is still nearby.
     func entry(_ id: String) -> NearbyEntry? { registry.entry(id) }
 
+    /// Names an entry's origin device; returns the entry when that changed it.
+    mutating func setDevice(_ id: String, name: String, fingerprint: String) -> NearbyEntry? {
+        registry.setDevice(id, name: name, fingerprint: fingerprint)
+    }
+
     /// Takes one scan report; `isOwn` tells our own beacons (heard back) apart.
     mutating func hear(
         _ report: AdvertisementReport, isOwn: (RecognizedBeacon) -> Bool, now: Double, instant: ContinuousClock.Instant
@@ -106,7 +111,8 @@ extension NearbyEntry {
     /// The protocol's view of the entry.
     var wire: NearbyActivity {
         NearbyActivity(
-            id: id, account: accountName, device: origin.device.description, type: activityType.type?.rawValue,
+            id: id, account: accountName, device: origin.device.description, deviceName: deviceName,
+            deviceFingerprint: deviceFingerprint, type: activityType.type?.rawValue,
             typeHash: typeHash.description, hasPayload: flags.contains(.hasPayload),
             hasWebpageURL: flags.contains(.hasWebpageURL), supportsStreams: flags.contains(.supportsStreams),
             rssi: rssi.map { ($0 * 10).rounded() / 10 }, firstSeen: firstSeen, lastSeen: lastSeen)

@@ -9,6 +9,9 @@ public struct NearbyEntry: Sendable, Equatable {
     public var accountName: String
     /// The origin's per-epoch identity, as in its latest beacon.
     public var origin: BeaconOrigin
+    /// The origin device's name and key fingerprint, once it is known (docs/devices.md).
+    public var deviceName: String?
+    public var deviceFingerprint: String?
     public var activityType: ResolvedActivityType
     /// The keyed hash of the type, as the beacon carried it.
     public var typeHash: ActivityTypeHash

@@ -183,6 +183,15 @@ public struct NearbyRegistry: Sendable {
         return .refreshed(entry)
     }
 
+    /// Names an entry's origin device; returns the entry when that changed it.
+    public mutating func setDevice(_ id: String, name: String, fingerprint: String) -> NearbyEntry? {
+        guard var entry = entries[id], entry.deviceName != name || entry.deviceFingerprint != fingerprint else { return nil }
+        entry.deviceName = name
+        entry.deviceFingerprint = fingerprint
+        entries[id] = entry
+        return entry
+    }
+
     /// Replaces an entry's resolved type (after apps declared new types).
     public mutating func updateType(_ id: String, to type: ResolvedActivityType) -> NearbyEntry? {
         guard var entry = entries[id], entry.activityType != type else { return nil }

@@ -34,8 +34,9 @@ extension HandoffDaemon {
 
     /// `pair.confirm`: the user compared the numbers.
     func confirmPairing(_ params: PairConfirmParams, from caller: Caller) async throws(ProtocolError) {
-        guard var attempt = pairing.attempt, attempt.name == params.pairing, attempt.client == caller.client else {
-            throw ProtocolError(.notFound, "this connection has no pairing \"\(params.pairing)\" under way")
+        // Any connection of the attempt's uid may answer (the desktop agent, docs/desktop.md); no other uid.
+        guard var attempt = pairing.attempt, attempt.name == params.pairing, attempt.uid == caller.uid else {
+            throw ProtocolError(.notFound, "you have no pairing \"\(params.pairing)\" under way")
         }
         guard attempt.numberShown else {
             throw ProtocolError(.invalidParams, "there is no number to confirm yet: wait for the pairNumber event")
@@ -45,6 +46,9 @@ extension HandoffDaemon {
         }
         attempt.answered = true
         pairing.attempt = attempt
+        // The uid's other askers (the agent's notification, another handoffctl) stop asking.
+        clients.events?.pairing(
+            .pairAnswered, PairAnsweredEvent(pairing: attempt.name, accept: params.accept), uid: attempt.uid, starter: nil)
         switch attempt.role {
         case .join(let inputs, _):
             inputs.yield(.answer(params.accept))
@@ -67,8 +71,8 @@ extension HandoffDaemon {
 
     /// `pair.cancel`, a closed connection, or the daemon stopping.
     func cancelPairing(_ name: String, from caller: Caller) async throws(ProtocolError) {
-        guard let attempt = pairing.attempt, attempt.name == name, attempt.client == caller.client else {
-            throw ProtocolError(.notFound, "this connection has no pairing \"\(name)\" under way")
+        guard let attempt = pairing.attempt, attempt.name == name, attempt.uid == caller.uid else {
+            throw ProtocolError(.notFound, "you have no pairing \"\(name)\" under way")
         }
         await endPairing(name, .cancelled, "cancelled")
     }
@@ -113,13 +117,53 @@ extension HandoffDaemon {
             await updateAdvertisement()
             await closing.value
         }
+        // The uid's other connections that were shown the number hear the end too, to withdraw it.
+        let watchers = attempt.numberShown ? attempt.uid : nil
         if let info {
             logger.notice("pairing \(name): paired, account \(info.name)")
-            clients.events?.send(.paired, PairedEvent(pairing: name, account: info), to: attempt.client)
+            sendPairingEnd(.paired, PairedEvent(pairing: name, account: info), to: attempt.client, watchers: watchers)
         } else {
             logger.notice("pairing \(name) failed: \(code): \(message)")
-            clients.events?.send(.pairFailed, PairFailedEvent(pairing: name, code: code, message: message), to: attempt.client)
+            sendPairingEnd(
+                .pairFailed, PairFailedEvent(pairing: name, code: code, message: message), to: attempt.client,
+                watchers: watchers)
         }
+    }
+
+    private func sendPairingEnd(_ event: EventName, _ data: some Encodable & Sendable, to client: UInt64, watchers: UInt32?) {
+        if let watchers {
+            clients.events?.pairing(event, data, uid: watchers, starter: client)
+        } else {
+            clients.events?.send(event, data, to: client)
+        }
+    }
+
+    /// The attempt's `pairNumber`: to the connection that started it, and to every connection of its uid
+    /// that asked for pairing events (docs/protocol.md, "Pairing events for other connections").
+    func sendPairNumber(_ attempt: PairingState.Attempt) {
+        guard let event = Self.numberEvent(attempt) else { return }
+        clients.events?.pairing(.pairNumber, event, uid: attempt.uid, starter: attempt.client)
+    }
+
+    static func numberEvent(_ attempt: PairingState.Attempt) -> PairNumberEvent? {
+        guard let number = attempt.number else { return nil }
+        let role: PairingRole
+        switch attempt.role {
+        case .offer: role = .offer
+        case .join: role = .join
+        }
+        return PairNumberEvent(pairing: attempt.name, number: number, role: role, account: attempt.account)
+    }
+
+    /// `hello` with or without `pairingEvents`: `enable` switches the connection's pairing events, and a
+    /// connection that asks for them while an attempt of its uid shows a number not yet answered gets
+    /// that `pairNumber` now (one atomic step on the daemon, so it is sent once).
+    func watchPairing(_ caller: Caller, _ wanted: Bool, enable: @Sendable (Bool) -> Void) {
+        enable(wanted)
+        guard wanted, let attempt = pairing.attempt, attempt.uid == caller.uid, attempt.client != caller.client,
+            !attempt.answered, let event = Self.numberEvent(attempt)
+        else { return }
+        clients.events?.send(.pairNumber, event, to: caller.client)
     }
 
     /// Remembers a pairing advertisement heard on the air.

@@ -27,7 +27,8 @@ extension HandoffDaemon {
         let (inputs, continuation) = AsyncStream<PairingState.JoinInput>.makeStream()
         let abort = PairingState.Abort()
         pairing.attempt = PairingState.Attempt(
-            name: name, client: caller.client, uid: caller.uid, role: .join(inputs: continuation, abort: abort))
+            name: name, client: caller.client, uid: caller.uid, role: .join(inputs: continuation, abort: abort),
+            account: params.name)
         answer(PairStarted(pairing: name))
         logger.notice("pairing \(name): uid \(caller.uid) is looking for a laptop that offers an account")
         let wantedName = params.name
@@ -195,9 +196,9 @@ extension HandoffDaemon {
 
     func showNumber(_ name: String, _ number: PairingNumber) {
         guard var attempt = pairing.attempt, attempt.name == name else { return }
-        attempt.numberShown = true
+        attempt.number = number.description
         pairing.attempt = attempt
-        clients.events?.send(.pairNumber, PairNumberEvent(pairing: name, number: number.description), to: attempt.client)
+        sendPairNumber(attempt)
     }
 
     /// Stores the received account (J), owned by `uid`.

@@ -34,7 +34,7 @@ extension HandoffDaemon {
         let name = pairing.nextName()
         pairing.attempt = PairingState.Attempt(
             name: name, client: caller.client, uid: caller.uid,
-            role: .offer(offerer, service: nil, bound: nil, mtu: ContinuationFormat.minimumMTU))
+            role: .offer(offerer, service: nil, bound: nil, mtu: ContinuationFormat.minimumMTU), account: account.name)
         // The previous offer's service may still be going.
         await pairing.closing?.value
         let service: PairingGattService
@@ -110,11 +110,9 @@ extension HandoffDaemon {
                 throw PairingError(bound == nil ? .malformed : .unexpected)
             }
             attempt.role = .offer(offerer, service: service, bound: newlyBound, mtu: mtu)
-            if let number {
-                attempt.numberShown = true
-                clients.events?.send(.pairNumber, PairNumberEvent(pairing: name, number: number.description), to: attempt.client)
-            }
+            if let number { attempt.number = number.description }
             pairing.attempt = attempt
+            if number != nil { sendPairNumber(attempt) }
             if let reply { service.send(reply, session: session, mtu: mtu) }
             if paired {
                 let account = offerer.accountName

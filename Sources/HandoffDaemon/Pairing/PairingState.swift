@@ -39,8 +39,11 @@ struct PairingState: Sendable {
         var task: Task<Void, Never>?
         /// Set when the attempt is ended from outside (cancel, timeout), for the join's own ending.
         var endedBy: PairingFailure?
-        /// The number was shown (`pairNumber` sent).
-        var numberShown = false
+        /// The account offered, or the local name asked for in `pair.join` (shown with the number).
+        var account: String?
+        /// The number, once shown (`pairNumber` sent); a connection that asks for pairing events later gets it too.
+        var number: String?
+        var numberShown: Bool { number != nil }
         /// The user answered (`pair.confirm`); a second answer is refused.
         var answered = false
     }

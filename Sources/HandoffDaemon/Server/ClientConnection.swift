@@ -18,6 +18,8 @@ public final class ClientConnection: Sendable {
         var subscribed = false
         /// nil: every type.
         var types: Set<String>?
+        /// `hello` asked for the pairing events of every attempt of this uid.
+        var pairingEvents = false
         /// What the socket does when the client stopped reading (closes it).
         var onOverflow: (@Sendable () -> Void)?
     }
@@ -76,6 +78,11 @@ public final class ClientConnection: Sendable {
     }
 
     func unsubscribe() { state.withLock { $0.subscribed = false } }
+
+    func setPairingEvents(_ wanted: Bool) { state.withLock { $0.pairingEvents = wanted } }
+
+    /// Whether this connection hears the pairing events of its uid's attempts (docs/protocol.md).
+    var wantsPairingEvents: Bool { state.withLock { $0.pairingEvents } }
 
     /// Whether a nearby event about an activity of `type` goes to this client.
     func wants(type: String?) -> Bool {

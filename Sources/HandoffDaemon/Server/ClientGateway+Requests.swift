@@ -38,6 +38,7 @@ extension ClientGateway {
             try await daemon.hello(app: hello.app, handles: hello.handles ?? [], from: caller)
             connection.helloDone(version: version, app: hello.app)
             try reply(HelloResult(version: version, daemon: options.daemonName))
+            await daemon.watchPairing(caller, hello.pairingEvents == true) { connection.setPairingEvents($0) }
         case .publish:
             try reply(try await daemon.publish(try params(PublishParams.self), from: caller))
         case .update:
@@ -59,6 +60,8 @@ extension ClientGateway {
             try reply(EmptyResult())
         case .status:
             try reply(await daemon.status(for: caller))
+        case .devices:
+            try reply(await daemon.deviceList(for: caller))
         case .accountCreate:
             try reply(try await daemon.createAccount(try params(AccountNameParams.self).name, for: caller))
         case .accountList:

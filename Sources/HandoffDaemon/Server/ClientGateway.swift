@@ -102,6 +102,14 @@ public final class ClientGateway: ClientEvents, Sendable {
         deliver(frame, to: connection)
     }
 
+    func pairing(_ name: EventName, _ data: some Encodable & Sendable, uid: UInt32, starter: UInt64?) {
+        guard let frame = try? WireFormat.event(name, data) else { return }
+        let audience = connections.withLock { state in
+            state.open.values.filter { $0.caller.client == starter || ($0.caller.uid == uid && $0.wantsPairingEvents) }
+        }
+        for connection in audience.sorted(by: { $0.caller.client < $1.caller.client }) { deliver(frame, to: connection) }
+    }
+
     private func connections(_ ids: [UInt64]) -> [ClientConnection] {
         connections.withLock { state in ids.compactMap { state.open[$0] } }
     }

@@ -173,6 +173,8 @@ public struct HandoffService: Sendable {
         settings.expiry = configuration.nearbyExpiry
         settings.registryCap = configuration.nearbyRegistryCap
         settings.maxActivitiesPerClient = configuration.maxActivitiesPerClient
+        settings.deviceName = configuration.deviceName
+        settings.deviceDirectory = configuration.accountsDirectory
         return settings
     }
 }

@@ -45,12 +45,16 @@ struct DaemonRig {
     }
 
     /// A connection from a local user, with hello already said.
-    func client(uid: UInt32 = 1000, app: String = "test", handles: [String] = []) async throws -> TestClient {
+    func client(uid: UInt32 = 1000, app: String = "test", handles: [String] = [], pairingEvents: Bool = false)
+        async throws -> TestClient
+    {
         guard case .success(let connection) = await gateway.open(uid: uid, pid: 4242) else {
             throw RigError("the gateway refused a connection")
         }
         let client = TestClient(connection)
-        try await client.call("hello", ["app": app, "versions": [1], "handles": handles])
+        var hello: [String: Any] = ["app": app, "versions": [1], "handles": handles]
+        if pairingEvents { hello["pairingEvents"] = true }
+        try await client.call("hello", hello)
         return client
     }
 

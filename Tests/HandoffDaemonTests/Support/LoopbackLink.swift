@@ -34,8 +34,8 @@ final class LoopbackLink: ContinuationLink {
         registry.handlers.withLock { $0[device.rawValue] = nil }
     }
 
-    func fetch(_ job: ContinuationJob) async -> Result<ActivityPayload, ContinueError> {
-        await withTaskGroup(of: Result<ActivityPayload, ContinueError>?.self) { group in
+    func fetch(_ job: ContinuationJob) async -> Result<ExchangeResponse, ContinueError> {
+        await withTaskGroup(of: Result<ExchangeResponse, ContinueError>?.self) { group in
             group.addTask { await self.exchange(job) }
             group.addTask {
                 try? await Task.sleep(for: job.timeout)
@@ -49,7 +49,7 @@ final class LoopbackLink: ContinuationLink {
         }
     }
 
-    private func exchange(_ job: ContinuationJob) async -> Result<ActivityPayload, ContinueError>? {
+    private func exchange(_ job: ContinuationJob) async -> Result<ExchangeResponse, ContinueError>? {
         while !Task.isCancelled {
             guard let origin = await job.origin(), let handler = registry.handlers.withLock({ $0[origin] }) else {
                 return .failure(ContinueError(.outOfRange, "the origin device is no longer heard"))
@@ -84,7 +84,7 @@ final class LoopbackLink: ContinuationLink {
             var assembler = ChunkAssembler(session: pending.session)
             do throws(ExchangeError) {
                 for chunk in notifications {
-                    if let whole = try assembler.add(chunk) { return .success(try pending.open(response: whole)) }
+                    if let whole = try assembler.add(chunk) { return .success(try pending.openResponse(whole)) }
                 }
             } catch .refused(let status) {
                 return .failure(ContinueError(.rejected, "the origin device refused: \(status)"))
