@@ -63,7 +63,7 @@ doc=$stage/usr/share/doc/handoff
 install -d -m 0755 "$doc/examples"
 install -m 0644 "$root/packaging/deb/copyright" "$doc/copyright"
 install -m 0644 "$root/README.md" "$doc/README.md"
-for page in protocol privacy beacon-format continuation pairing desktop; do
+for page in protocol privacy beacon-format continuation pairing devices desktop; do
     install -m 0644 "$root/docs/$page.md" "$doc/$page.md"
 done
 install -m 0644 "$root/Config/handoffd.toml" "$doc/examples/handoffd.toml"
