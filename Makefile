@@ -24,7 +24,7 @@ APT_PACKAGES := pkg-config libdbus-1-dev libbluetooth-dev \
 # (the guest sees the host's files): BlueZ with btvirt, a system bus, python3-dbus, jq.
 E2E_PACKAGES := qemu-system-x86 linux-image-amd64 busybox-static cpio kmod \
                 bluez bluez-test-tools dbus python3-dbus python3-gi jq
-# Scenarios to run (default: all ten), e.g. make e2e E2E_SCENARIOS="discovery rotation".
+# Scenarios to run (default: all eleven), e.g. make e2e E2E_SCENARIOS="discovery rotation".
 E2E_SCENARIOS ?=
 # Bluetooth configurations to run them in (docs/e2e.md): private (Privacy = device, extended
 # advertising: what make install sets up), legacy (privacy off, legacy advertising), where
@@ -33,6 +33,10 @@ E2E_SCENARIOS ?=
 E2E_CONFIGS ?= private legacy legacy-private
 E2E_LEGACY_SCENARIOS ?= discovery rotation bluetoothd-restart power-cycle
 E2E_LEGACY_PRIVATE_SCENARIOS ?= legacy-privacy
+# The desktop scenario (config private: all of its default list, or when named) also runs
+# handoff-agent and the example app it launches, on a session bus of its own in the guest
+# (dbus-daemon, dbus-send and python3-dbus, from APT_PACKAGES).
+E2E_DESKTOP_PRODUCTS := $(if $(or $(filter desktop,$(E2E_SCENARIOS)),$(if $(strip $(E2E_SCENARIOS)),,$(filter private,$(E2E_CONFIGS)))),handoff-agent handoff-example-reader)
 
 .PHONY: all deps build test check bench bench-continue fuzz demo clean e2e deb deb-test
 
@@ -55,11 +59,14 @@ test: deps
 	$(MAKE) e2e
 
 # Boots a qemu guest with real bluetoothd on virtual radios and runs the handoffd and
-# handoffctl built here against it; logs go to e2e-logs/<timestamp>/.
+# handoffctl built here against it (and handoff-agent for the desktop scenario); logs go
+# to e2e-logs/<timestamp>/.
 e2e: deps
 	@scripts/deps.sh $(E2E_PACKAGES)
-	$(SWIFT) build --product handoffd $(SWIFT_FLAGS)
-	$(SWIFT) build --product handoffctl $(SWIFT_FLAGS)
+	@for product in handoffd handoffctl $(E2E_DESKTOP_PRODUCTS); do \
+	    echo "$(SWIFT) build --product $$product $(SWIFT_FLAGS)"; \
+	    $(SWIFT) build --product $$product $(SWIFT_FLAGS) || exit 1; \
+	done
 	@worst=0; export E2E_DIGEST=$$(mktemp); for config in $(E2E_CONFIGS); do \
 	    scenarios="$(E2E_SCENARIOS)"; \
 	    if [ -z "$$scenarios" ] && [ "$$config" = legacy ]; then scenarios="$(E2E_LEGACY_SCENARIOS)"; fi; \
