@@ -6,6 +6,7 @@
 #   make e2e     the end-to-end suite on real bluetoothd in a qemu guest (root; docs/e2e.md)
 #   make bench   measure, and write the figures to docs/BENCHMARKS.md
 #   make bench-continue   continue latency on real bluetoothd in the VM rig (root)
+#   make bench-desktop    heard -> notification and Continue -> app on real bluetoothd (root)
 #   make fuzz    run the beacon decoder and the protocol dispatch under libFuzzer, FUZZ_SECONDS each (default 60)
 #   make deb     the Debian package dist/handoff_<version>_<arch>.deb (lintian-clean)
 #   make deb-test  install, run and purge that package in a throwaway Debian root (root)
@@ -38,7 +39,7 @@ E2E_LEGACY_PRIVATE_SCENARIOS ?= legacy-privacy
 # (dbus-daemon, dbus-send and python3-dbus, from APT_PACKAGES).
 E2E_DESKTOP_PRODUCTS := $(if $(or $(filter desktop,$(E2E_SCENARIOS)),$(if $(strip $(E2E_SCENARIOS)),,$(filter private,$(E2E_CONFIGS)))),handoff-agent handoff-example-reader)
 
-.PHONY: all deps build test check bench bench-continue fuzz demo clean e2e deb deb-test
+.PHONY: all deps build test check bench bench-continue bench-desktop fuzz demo clean e2e deb deb-test
 
 all: build
 
@@ -90,6 +91,12 @@ bench: deps
 # Continue latency on real bluetoothd in the VM rig (root: qemu boots /boot's kernel).
 bench-continue: deps
 	SWIFT="$(SWIFT)" SWIFT_FLAGS="$(SWIFT_FLAGS)" INSTALL_BUILD_FLAGS="$(INSTALL_BUILD_FLAGS)" scripts/bench-continue.sh
+
+# Desktop latency on real bluetoothd in the VM rig (root): beacon heard -> notification,
+# Continue -> the app has the activity (the e2e desktop scenario, release builds, quiet).
+bench-desktop: deps
+	@scripts/deps.sh $(E2E_PACKAGES)
+	SWIFT="$(SWIFT)" SWIFT_FLAGS="$(SWIFT_FLAGS)" INSTALL_BUILD_FLAGS="$(INSTALL_BUILD_FLAGS)" scripts/bench-desktop.sh
 
 fuzz: deps
 	scripts/fuzz.sh

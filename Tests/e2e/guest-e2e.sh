@@ -328,7 +328,7 @@ b_lists_since() {
 }
 # b_event TYPE EVENT|any AFTER: B's first watch event for TYPE (of that name, or any)
 # printed after AFTER, in b-watch.log (or WATCH_LOG). Sets EV_AT (when printed), EV_NAME,
-# EV_ID and EV_SEEN (lastSeen, ISO: when B heard the beacon behind it).
+# EV_ID, EV_SEEN (lastSeen, ISO: when B heard the beacon behind it) and EV_LINE (the event).
 b_event() {
     local line at rest at_us after_us; to_us after_us "$3"
     while IFS= read -r line; do
@@ -336,7 +336,7 @@ b_event() {
         [[ $rest == *"\"type\":\"$1\""* ]] || continue
         [[ $2 == any || $rest == *"\"event\":\"$2\""* ]] || continue
         to_us at_us "$at"; (( at_us >= after_us )) || continue
-        EV_AT=$at
+        EV_AT=$at; EV_LINE=$rest
         [[ $rest =~ \"event\":\"([a-z]+)\" ]] && EV_NAME=${BASH_REMATCH[1]}
         [[ $rest =~ \"id\":\"([^\"]+)\" ]] && EV_ID=${BASH_REMATCH[1]}
         [[ $rest =~ \"lastSeen\":\"([^\"]+)\" ]] && EV_SEEN=${BASH_REMATCH[1]}
@@ -909,7 +909,8 @@ note_find() {
 # notes_count METHOD AFTER: how many records of METHOD at or after AFTER.
 notes_count() { jq -s --arg m "$1" --argjson a "$2" '[.[] | select(.method == $m and .t >= $a)] | length' "$NOTES"; }
 
-# check_notification_device_name NOTIFY-JSON B-ENTRY-JSON: the notification names A's device.
+# check_notification_device_name NOTIFY-JSON ACTIVITY-JSON: the notification names A's device
+# (ACTIVITY-JSON: the nearby activity as B's appeared event gave it to watchers and the agent).
 # ---- DEVICE NAMES GO HERE (issue 14, "Whose activity is it") ----
 # Device names are being added to NearbyActivity; once B's list entry carries A's device name,
 # this function must check that the agent's notification shows it (in the body, or wherever
@@ -993,7 +994,10 @@ ENTRY
     wpid=$!; PIDS+=($wpid)
     more_clients() { local n; n=$(status_field b clientCount); [ -n "$n" ] && [ "$n" -gt "$clients0" ]; }
     wait_until 60 more_clients || { fail "B's desktop watcher did not connect"; return 1; }
-    # The agent, as B's user's session runs it (all the suite's processes run as root).
+    # The agent, as B's user's session runs it (all the suite's processes run as root). A
+    # desktop has its loopback up; Foundation's Process (the app's launch) wants it for its
+    # CFSocket wakeups, and says so on standard error where it is down.
+    ip link set lo up 2>/dev/null || log "warning: could not bring lo up"
     clients0=$(status_field b clientCount)
     env HOME="$dir/home" XDG_DATA_HOME="$dir/data" XDG_DATA_DIRS="$dir/system" XDG_RUNTIME_DIR="$dir/run" \
         DBUS_SESSION_BUS_ADDRESS="$address" HANDOFF_SOCKET="$(sock b)" \
@@ -1012,12 +1016,11 @@ ENTRY
     t0=$EPOCHREALTIME
     start_publisher desktop1 "$DESKTOP_TYPE"
     wait_until 45 b_event "$DESKTOP_TYPE" appeared "$t0" || { fail "B did not hear A's $DESKTOP_TYPE"; stop_publisher desktop1; return 1; }
-    heard=$(unix "$EV_SEEN"); local id1=$EV_ID
+    heard=$(unix "$EV_SEEN"); entry=$(jq -c .data.activity <<<"$EV_LINE")
     n_first() { note_find Notify "$t0"; }
     wait_until 30 n_first || { fail "the agent showed no notification within 30 s of B hearing $DESKTOP_TYPE (agent: $(tail -2 "$LOGDIR/agent.log" | tr '\n' ' '))"; stop_publisher desktop1; return 1; }
     n1=$NOTE_ID; notified=$NOTE_T; line=$NOTE_LINE
     local lat1; lat1=$(secs "$heard" "$notified")
-    b_list; entry=$(b_entry "$DESKTOP_TYPE")
     desktop_check_notify "$line" "$entry" || { stop_publisher desktop1; return 1; }
     # Across a beacon rotation (B hears it again, updated) nothing more is shown.
     rotated() { b_event "$DESKTOP_TYPE" updated "$notified"; }
@@ -1078,20 +1081,20 @@ desktop_continue() {
     t_pub=$EPOCHREALTIME
     start_publisher "desktop2-$run" "$DESKTOP_TYPE" --title "$title" --url "$url" --info-json "$json"
     wait_until 45 b_event "$DESKTOP_TYPE" appeared "$t_pub" || { fail "B did not hear A's $DESKTOP_TYPE (run $run)"; return 1; }
-    heard=$(unix "$EV_SEEN")
+    heard=$(unix "$EV_SEEN"); entry=$EV_LINE
     n_second() { note_find Notify "$t_pub"; }
     wait_until 30 n_second || { fail "the agent showed no notification for A's activity (run $run)"; return 1; }
     n2=$NOTE_ID; notified=$NOTE_T; line=$NOTE_LINE
     D_HEARD=$(secs "$heard" "$notified")
-    b_list; entry=$(b_entry "$DESKTOP_TYPE")
-    desktop_check_notify "$line" "$entry" || return 1
-    # The click: the server emits ActionInvoked(n2, "continue"), as a click on Continue does.
+    # The click, as soon as the notification is there: the server emits ActionInvoked(n2,
+    # "continue"), as a click on Continue does. (Its content is checked after.)
     lb=$(wc -l < "$LOGDIR/b.log")
     DBUS_SESSION_BUS_ADDRESS=$DESKTOP_ADDRESS dbus-send --session --type=method_call --dest=org.freedesktop.Notifications \
         /org/freedesktop/Notifications org.handoff.Test.Notifications.Invoke "uint32:$n2" string:continue ||
         { fail "dbus-send Invoke failed"; return 1; }
     note_find Invoke "$t_pub" "$n2" || { fail "the server did not record the Invoke"; return 1; }
     t_inv=$NOTE_T
+    desktop_check_notify "$line" "$(jq -c .data.activity <<<"$entry")" || return 1
     wait_until 60 test -s "$dir/out/app.json" ||
         { fail "the app was not launched within 60 s of Continue (run $run; agent: $(grep -v debug "$LOGDIR/agent.log" | tail -2 | tr '\n' ' '))"; return 1; }
     local app started claimed
@@ -1123,7 +1126,8 @@ desktop_continue() {
     D_STARTED=$(secs "$t_inv" "$started"); D_APP=$(secs "$t_inv" "$claimed")
 }
 
-# desktop_check_notify NOTIFY-JSON B-ENTRY-JSON: what the notification says (docs/desktop.md).
+# desktop_check_notify NOTIFY-JSON ACTIVITY-JSON: what the notification for the nearby activity
+# (as B's appeared event gave it) says (docs/desktop.md).
 desktop_check_notify() {
     local line=$1 entry=$2 want_summary want_body got
     want_summary=$(jq -r '.title // "An activity on another device"' <<<"$entry")
