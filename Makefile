@@ -6,6 +6,7 @@
 #   make e2e     the end-to-end suite on real bluetoothd in a qemu guest (root; docs/e2e.md)
 #   make bench   measure, and write the figures to docs/BENCHMARKS.md
 #   make bench-continue   continue latency on real bluetoothd in the VM rig (root)
+#   make bench-desktop    heard -> notification and Continue -> app on real bluetoothd (root)
 #   make fuzz    run the beacon decoder and the protocol dispatch under libFuzzer, FUZZ_SECONDS each (default 60)
 #   make deb     the Debian package dist/handoff_<version>_<arch>.deb (lintian-clean)
 #   make deb-test  install, run and purge that package in a throwaway Debian root (root)
@@ -25,7 +26,7 @@ APT_PACKAGES := pkg-config libdbus-1-dev libbluetooth-dev \
 # (the guest sees the host's files): BlueZ with btvirt, a system bus, python3-dbus, jq.
 E2E_PACKAGES := qemu-system-x86 linux-image-amd64 busybox-static cpio kmod \
                 bluez bluez-test-tools dbus python3-dbus python3-gi jq
-# Scenarios to run (default: all eleven), e.g. make e2e E2E_SCENARIOS="discovery rotation".
+# Scenarios to run (default: all twelve), e.g. make e2e E2E_SCENARIOS="discovery rotation".
 E2E_SCENARIOS ?=
 # Bluetooth configurations to run them in (docs/e2e.md): private (Privacy = device, extended
 # advertising: what make install sets up), legacy (privacy off, legacy advertising), where
@@ -34,8 +35,12 @@ E2E_SCENARIOS ?=
 E2E_CONFIGS ?= private legacy legacy-private
 E2E_LEGACY_SCENARIOS ?= discovery rotation bluetoothd-restart power-cycle
 E2E_LEGACY_PRIVATE_SCENARIOS ?= legacy-privacy
+# The desktop scenario (config private: all of its default list, or when named) also runs
+# handoff-agent and the example app it launches, on a session bus of its own in the guest
+# (dbus-daemon, dbus-send and python3-dbus, from APT_PACKAGES).
+E2E_DESKTOP_PRODUCTS := $(if $(or $(filter desktop,$(E2E_SCENARIOS)),$(if $(strip $(E2E_SCENARIOS)),,$(filter private,$(E2E_CONFIGS)))),handoff-agent handoff-example-reader)
 
-.PHONY: all deps build test check bench bench-continue fuzz demo clean e2e deb deb-test deb-test-debug
+.PHONY: all deps build test check bench bench-continue bench-desktop fuzz demo clean e2e deb deb-test deb-test-debug
 
 all: build
 
@@ -61,11 +66,14 @@ test: deps
 	$(MAKE) deb-test-debug
 
 # Boots a qemu guest with real bluetoothd on virtual radios and runs the handoffd and
-# handoffctl built here against it; logs go to e2e-logs/<timestamp>/.
+# handoffctl built here against it (and handoff-agent for the desktop scenario); logs go
+# to e2e-logs/<timestamp>/.
 e2e: deps
 	@scripts/deps.sh $(E2E_PACKAGES)
-	$(SWIFT) build --product handoffd $(SWIFT_FLAGS)
-	$(SWIFT) build --product handoffctl $(SWIFT_FLAGS)
+	@for product in handoffd handoffctl $(E2E_DESKTOP_PRODUCTS); do \
+	    echo "$(SWIFT) build --product $$product $(SWIFT_FLAGS)"; \
+	    $(SWIFT) build --product $$product $(SWIFT_FLAGS) || exit 1; \
+	done
 	@worst=0; export E2E_DIGEST=$$(mktemp); for config in $(E2E_CONFIGS); do \
 	    scenarios="$(E2E_SCENARIOS)"; \
 	    if [ -z "$$scenarios" ] && [ "$$config" = legacy ]; then scenarios="$(E2E_LEGACY_SCENARIOS)"; fi; \
@@ -89,6 +97,12 @@ bench: deps
 # Continue latency on real bluetoothd in the VM rig (root: qemu boots /boot's kernel).
 bench-continue: deps
 	SWIFT="$(SWIFT)" SWIFT_FLAGS="$(SWIFT_FLAGS)" INSTALL_BUILD_FLAGS="$(INSTALL_BUILD_FLAGS)" scripts/bench-continue.sh
+
+# Desktop latency on real bluetoothd in the VM rig (root): beacon heard -> notification,
+# Continue -> the app has the activity (the e2e desktop scenario, release builds, quiet).
+bench-desktop: deps
+	@scripts/deps.sh $(E2E_PACKAGES)
+	SWIFT="$(SWIFT)" SWIFT_FLAGS="$(SWIFT_FLAGS)" INSTALL_BUILD_FLAGS="$(INSTALL_BUILD_FLAGS)" scripts/bench-desktop.sh
 
 fuzz: deps
 	scripts/fuzz.sh

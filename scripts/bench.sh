@@ -2,8 +2,8 @@
 # make bench: measures the DBus module against python3-dbus on a private bus,
 # counts an idle connection's wakeups, measures the BlueZ layer's scanner and the
 # whole handoffd (built as `make install` builds it) against a bare libdbus client
-# on the simulator's flood, runs BeaconBench, and writes every figure to
-# docs/BENCHMARKS.md.
+# on the simulator's flood, counts the desktop agent's idle wakeups and its memory,
+# runs BeaconBench, and writes every figure to docs/BENCHMARKS.md.
 #
 # Environment (all optional):
 #   BENCH_SECONDS       length of each throughput run (default 2.5)
@@ -20,7 +20,9 @@
 #   BENCH_DAEMON_ROUNDS   rounds of the whole-daemon runs (default 5); the result is their median
 #   BENCH_DAEMON_RATES    rates of the whole-daemon runs, 0 for unpaced (default "1000 5000 0")
 #   BENCH_DAEMON_MEMORY_DEVICES  device counts of the memory runs (default "1000 10000")
-#   BENCH_SECTIONS      which sections to run and write (default "dbus idle scan daemon beacon")
+#   BENCH_AGENT_SECONDS each window of the agent section, idle and with a notification (default 60)
+#   BENCH_AGENT_STRACE_SECONDS  how long strace watches the idle agent (default 20)
+#   BENCH_SECTIONS      which sections to run and write (default "dbus idle scan daemon agent beacon")
 #   BENCH_OUT           where to write (default docs/BENCHMARKS.md)
 #   SWIFT, SWIFT_FLAGS  as in the Makefile (e.g. SWIFT_FLAGS="--scratch-path .build-x")
 #   BENCH_BEACON_FLAGS  extra flags for BeaconBench's release build only (default
@@ -46,7 +48,7 @@ scan_seconds=${BENCH_SCAN_SECONDS:-10}
 scan_max_reports=${BENCH_SCAN_MAX_REPORTS:-100000}
 scan_devices=${BENCH_SCAN_DEVICES:-100}
 scan_rounds=${BENCH_SCAN_ROUNDS:-5}
-sections=" ${BENCH_SECTIONS:-dbus idle scan daemon beacon} "
+sections=" ${BENCH_SECTIONS:-dbus idle scan daemon agent beacon} "
 INSTALL_BUILD_FLAGS=${INSTALL_BUILD_FLAGS:--c release --static-swift-stdlib -Xswiftc -cross-module-optimization --disable-local-rpath}
 read -r -a install_flags <<<"$INSTALL_BUILD_FLAGS"
 out=${BENCH_OUT:-docs/BENCHMARKS.md}
@@ -96,11 +98,15 @@ fi
 # The whole daemon as `make install` builds it, and what runs beside it built the same way
 # (BeaconBench writes the own beacons; with cross-module optimisation, as the beacon section
 # measures it by default). Last, so that the plain release builds above do not replace them.
-if wants daemon; then
-    for product in handoffd handoff-sim-bluez BeaconBench; do
-        "$SWIFT" build "${install_flags[@]}" "${swift_flags[@]}" --product "$product" >&2
-    done
-fi
+install_products=()
+if wants daemon; then install_products+=(handoffd handoff-sim-bluez BeaconBench); fi
+# The desktop agent as installed, with a handoffd and handoffctl on the simulator.
+if wants agent; then install_products+=(handoff-agent handoffctl handoffd handoff-sim-bluez); fi
+# The agent's floor (DBusBench idle's baseline), built the same way unless built above.
+if wants agent && ! wants dbus && ! wants idle; then install_products+=(DBusBench); fi
+for product in $(printf '%s\n' "${install_products[@]}" | awk '!seen[$0]++'); do
+    "$SWIFT" build "${install_flags[@]}" "${swift_flags[@]}" --product "$product" >&2
+done
 bin=$("$SWIFT" build -c release "${swift_flags[@]}" --show-bin-path)
 # BeaconBench prints how it was built.
 export BEACON_BENCH_BUILD="swift build -c release${BENCH_BEACON_FLAGS:+ $BENCH_BEACON_FLAGS}"
@@ -772,6 +778,271 @@ SECTION
 )
 fi
 
+# --- The desktop agent: idle wakeups and memory ------------------------------------------------
+# handoff-agent (built as `make install` builds it) as a user's session runs it: connected to a
+# real handoffd (B, on the simulator's hci1, sharing an account with A on hci0) and to the
+# private bus, where the agent tests' notification server (written from the spec) owns
+# org.freedesktop.Notifications. Idle: nothing nearby, nothing happening. Then A publishes an
+# activity of the type the agent's desktop entry declares; once the notification is shown, the
+# same again, with whatever handoffd sends meanwhile counted.
+agent_section=""
+if wants agent; then
+    agent_seconds=${BENCH_AGENT_SECONDS:-60}
+    agent_strace_seconds=${BENCH_AGENT_STRACE_SECONDS:-20}
+    ad="$work/agent"
+    mkdir -p "$ad/data/applications" "$ad/none" "$ad/run" "$ad/home"
+    chmod 0700 "$ad/run"
+    agent_errors=""
+    start "$ad/sim.out" "$ad/sim.err" "$bin/handoff-sim-bluez" --bus "$DBUS_SESSION_BUS_ADDRESS" --adapters 2 \
+        --extended-advertising --quiet
+    asim_pid=$started_pid
+    for _ in $(seq 200); do
+        control GetStats >/dev/null 2>&1 && break
+        sleep 0.05
+    done
+    agent_pids=("$asim_pid")
+    for name in a b; do
+        adapter=$([[ $name == a ]] && echo hci0 || echo hci1)
+        mkdir -p "$ad/$name/accounts"
+        printf '[General]\nPrivacy = device\n' >"$ad/$name/main.conf"
+        cat >"$ad/$name/handoffd.toml" <<TOML
+[bluetooth]
+adapter = "$adapter"
+advertisement_type = "peripheral"
+bluetoothd_main_conf = "$ad/$name/main.conf"
+[socket]
+path = "$ad/$name/handoffd.sock"
+mode = "0600"
+group = ""
+[accounts]
+directory = "$ad/$name/accounts"
+[log]
+level = "notice"
+[dbus]
+bus = "$DBUS_SESSION_BUS_ADDRESS"
+TOML
+        start "$ad/$name.out" "$ad/$name.log" "$bin/handoffd" --config "$ad/$name/handoffd.toml"
+        agent_pids+=("$started_pid")
+    done
+    actl() { local name=$1; shift; "$bin/handoffctl" "$@" --socket "$ad/$name/handoffd.sock"; }
+    for name in a b; do
+        for _ in $(seq 200); do [[ -S "$ad/$name/handoffd.sock" ]] && break; sleep 0.1; done
+    done
+    actl a account create bench >/dev/null
+    code=$(actl a account export bench 2>/dev/null | sed -n "s/.*account import '\(.*\)'.*/\1/p")
+    actl b account import "$code" --name bench >/dev/null
+    unset code
+    start "$ad/server.out" "$ad/server.err" "$python" Tests/HandoffAgentTests/Peers/notification_server.py \
+        actions,body,body-markup "$ad/notifications.jsonl"
+    agent_pids+=("$started_pid")
+    for _ in $(seq 200); do grep -qs '"ready"' "$ad/notifications.jsonl" && break; sleep 0.1; done
+    printf '[Desktop Entry]\nType=Application\nName=Bench Reader\nExec=/bin/true %%u\nX-Handoff-ActivityTypes=org.handoff.bench.reading;\n' \
+        >"$ad/data/applications/org.handoff.bench.Reader.desktop"
+    clients() { actl b status --json 2>/dev/null | sed -n 's/.*"clientCount" *: *\([0-9]*\).*/\1/p'; }
+    clients_before=$(clients)
+    start "$ad/agent.out" "$ad/agent.log" env HOME="$ad/home" XDG_DATA_HOME="$ad/data" XDG_DATA_DIRS="$ad/none" \
+        XDG_RUNTIME_DIR="$ad/run" HANDOFF_SOCKET="$ad/b/handoffd.sock" "$bin/handoff-agent"
+    agent_group=$started_pid
+    agent_pids+=("$agent_group")
+    agent_pid=""
+    for _ in $(seq 300); do
+        agent_pid=$(pgrep -f -x -s "$agent_group" "$bin/handoff-agent" || true)
+        [[ -n "$agent_pid" ]] && grep -q "notification server capabilities" "$ad/agent.log" &&
+            [[ "$(clients)" -gt "${clients_before:-0}" ]] && break
+        sleep 0.1
+    done
+    # The watcher counts what handoffd sends its clients (the agent gets the same events).
+    start "$ad/watch.jsonl" "$ad/watch.err" "$bin/handoffctl" watch --json --socket "$ad/b/handoffd.sock"
+    agent_pids+=("$started_pid")
+    # Everything that starting woke goes back to sleep (libdispatch retires idle workers after 5 s).
+    sleep 10
+
+    # threads PID: "tid comm voluntary nonvoluntary blocked-in" for every thread (blocked-in: the
+    # system call it sleeps in, from /proc/PID/task/TID/syscall, by its x86-64 number).
+    threads() {
+        local task nr
+        for task in /proc/"$1"/task/*; do
+            nr=$(cut -d' ' -f1 "$task/syscall" 2>/dev/null)
+            case $nr in
+                7) nr=poll ;; 232) nr=epoll_wait ;; 281) nr=epoll_pwait ;; 202) nr=futex ;; 271) nr=ppoll ;;
+                0) nr=read ;; 130) nr=rt_sigsuspend ;; 35) nr=nanosleep ;; 230) nr=clock_nanosleep ;; 23) nr=select ;; running) ;; *) nr="syscall-${nr:-?}" ;;
+            esac
+            printf '%s %s %s %s %s\n' "$(basename "$task")" "$(tr ' ' '_' <"$task/comm")" \
+                "$(awk '$1 == "voluntary_ctxt_switches:" { print $2 }' "$task/status")" \
+                "$(awk '$1 == "nonvoluntary_ctxt_switches:" { print $2 }' "$task/status")" "$nr"
+        done 2>/dev/null
+    }
+    # window NAME: the agent's wakeups over agent_seconds, per thread; sets $wakeups and $window_rows.
+    window() {
+        threads "$agent_pid" >"$ad/$1-before.txt"
+        sleep "$agent_seconds"
+        threads "$agent_pid" >"$ad/$1-after.txt"
+        wakeups=$(awk 'NR == FNR { v[$1] = $3; n[$1] = $4; next }
+            { t += ($1 in v) ? ($3 - v[$1]) + ($4 - n[$1]) : $3 + $4 } END { print t + 0 }' \
+            "$ad/$1-before.txt" "$ad/$1-after.txt")
+        window_rows=$(awk 'NR == FNR { v[$1] = $3; n[$1] = $4; next }
+            { printf "  thread %s %s: %d voluntary, %d involuntary%s; sleeps in %s\n", $1, $2, ($1 in v) ? $3 - v[$1] : $3,
+                ($1 in n) ? $4 - n[$1] : $4, ($1 in v) ? "" : " (new)", $5 }' "$ad/$1-before.txt" "$ad/$1-after.txt")
+    }
+    # memory: "VmRSS VmHWM RssAnon RssFile" of the agent, in MiB.
+    memory() {
+        awk '$1 == "VmRSS:" { r = $2 } $1 == "VmHWM:" { h = $2 } $1 == "RssAnon:" { a = $2 } $1 == "RssFile:" { f = $2 }
+            END { printf "%.1f %.1f %.1f %.1f", r / 1024, h / 1024, a / 1024, f / 1024 }' "/proc/$agent_pid/status"
+    }
+
+    if [[ -z "$agent_pid" ]] || ! kill -0 "$agent_pid" 2>/dev/null; then
+        agent_errors+="handoff-agent did not start: $(tail -3 "$ad/agent.log")"$'\n'
+    else
+        say "agent: idle for ${agent_seconds} s (nothing nearby), beside the Swift runtime's own floor"
+        events0=$(wc -l <"$ad/watch.jsonl")
+        # The floor, over the same seconds: a Swift program that only sleeps (DBusBench idle's
+        # baseline, before it connects). libdispatch on Linux wakes once a second on its own
+        # (its workqueue monitor, a timer on the manager queue), in every Swift program.
+        start "$ad/floor.txt" "$ad/floor.err" "$bin/DBusBench" idle "$agent_seconds"
+        floor_group=$started_pid
+        window idle
+        for _ in $(seq 100); do grep -q '^baseline wakeups' "$ad/floor.txt" && break; sleep 0.1; done
+        kill -KILL -- "-$floor_group" 2>/dev/null || true
+        wait "$floor_group" 2>/dev/null || true
+        floor_wakeups=$(sed -n 's/^baseline wakeups \([0-9]*\) .*/\1/p' "$ad/floor.txt")
+        floor_rows=$(sed -n '/^baseline/,/^ready/p' "$ad/floor.txt" | grep '^  thread' || true)
+        idle_wakeups=$wakeups; idle_rows=$window_rows
+        idle_events=$(($(wc -l <"$ad/watch.jsonl") - events0))
+        read -r idle_rss idle_hwm idle_anon idle_file <<<"$(memory)"
+        idle_threads=$(wc -l <"$ad/idle-after.txt")
+        own_wakeups=$(( idle_wakeups - ${floor_wakeups:-0} ))
+        # Where the resident pages are: the largest mappings by Rss (/proc/PID/smaps).
+        resident=$(awk '/^[0-9a-f]+-[0-9a-f]+ / { name = (NF >= 6) ? $6 : "[anonymous]" }
+                $1 == "Rss:" { rss[name] += $2 }
+                END { for (n in rss) if (rss[n] >= 256) printf "%.1f MiB %s\n", rss[n] / 1024, n }' \
+            "/proc/$agent_pid/smaps" | sort -rn | head -6 | sed "s|$bin/||; s/^/  /")
+        # The executable's own pages by mapping kind: code (r-x), read-only data (r--), data (rw-).
+        resident_binary=$(awk -v exe="$bin/handoff-agent" '/^[0-9a-f]+-[0-9a-f]+ / { mine = ($6 == exe); perms = $2 }
+                mine && $1 == "Size:" { all[perms] += $2 }
+                mine && $1 == "Rss:" { rss[perms] += $2 }
+                END { for (p in rss) printf "  %s: %.1f of %.1f MiB resident\n", p, rss[p] / 1024, all[p] / 1024 }' \
+            "/proc/$agent_pid/smaps" | sort)
+
+        agent_strace="strace was not run (not installed)."
+        if command -v strace >/dev/null; then
+            say "agent: syscalls under strace, ${agent_strace_seconds} s idle"
+            threads "$agent_pid" >"$ad/strace-threads.txt"
+            timeout -s INT "$agent_strace_seconds" strace -f -p "$agent_pid" -o "$ad/trace.txt" 2>"$ad/strace.err" || true
+            if grep -q attached "$ad/strace.err" || [[ -s "$ad/trace.txt" ]]; then
+                # Syscalls that completed while attached ("= result"), per thread: a call that
+                # was already blocked when strace came and still is when it goes is not one.
+                traced=$(awk '
+                    NR == FNR { name[$1] = $2; calls[$1] = 0; next }
+                    / = / && !/<unfinished|<detached/ {
+                        call = ($2 == "<...") ? $3 : substr($2, 1, index($2, "(") - 1)
+                        calls[$1]++; count[$1, call]++; if (!((call, $1) in seen)) { seen[call, $1] = 1; list[$1] = list[$1] " " call }
+                        if (!($1 in name)) name[$1] = "(new)"
+                    }
+                    END {
+                        for (tid in name) {
+                            detail = ""
+                            n = split(list[tid], names, " ")
+                            for (i = 1; i <= n; i++) detail = detail (i > 1 ? ", " : "") names[i] " ×" count[tid, names[i]]
+                            print "| " tid " " name[tid] " | " calls[tid] + 0 " | " detail " |"
+                        }
+                    }' "$ad/strace-threads.txt" "$ad/trace.txt" | sort -t' ' -k2,2n)
+                agent_strace=$'A run with `strace -f` attached to the idle agent for '"${agent_strace_seconds}"$' s (syscalls that completed while attached, per thread; a thread blocked throughout shows 0):\n\n| thread | syscalls | which |\n|---|---:|---|\n'"$traced"
+            else
+                agent_strace="strace could not attach: $(head -3 "$ad/strace.err")"
+            fi
+        fi
+
+        say "agent: A publishes; then ${agent_seconds} s with the notification shown"
+        start "$ad/publish.out" "$ad/publish.err" "$bin/handoffctl" publish --type org.handoff.bench.reading \
+            --title "Chapter 3" --socket "$ad/a/handoffd.sock"
+        agent_pids+=("$started_pid")
+        for _ in $(seq 300); do grep -qs '"method": "Notify"' "$ad/notifications.jsonl" && break; sleep 0.1; done
+        if grep -qs '"method": "Notify"' "$ad/notifications.jsonl"; then
+            sleep 3
+            events0=$(wc -l <"$ad/watch.jsonl")
+            window shown
+            shown_wakeups=$wakeups; shown_rows=$window_rows
+            shown_events=$(($(wc -l <"$ad/watch.jsonl") - events0))
+            read -r shown_rss shown_hwm shown_anon shown_file <<<"$(memory)"
+            shown_notifies=$(grep -c '"method": "Notify"' "$ad/notifications.jsonl")
+        else
+            agent_errors+="no notification within 30 s of A publishing: $(tail -3 "$ad/agent.log")"$'\n'
+        fi
+    fi
+    for pid in "${agent_pids[@]}"; do kill -TERM -- "-$pid" 2>/dev/null || true; done
+    agent_binary=$(du -m "$bin/handoff-agent" | cut -f1)
+    # Met: no more wakeups than the floor, give or take one tick of its 1 Hz timer at the
+    # window's edges, and a peak RSS of at most 20 MiB.
+    verdict() { awk -v w="$1" -v r="$2" -v h="$3" 'BEGIN {
+        printf "%s", (w <= 0 ? "no wakeups of its own" : w " wakeup(s) more than the floor") " in " '"$agent_seconds"' " s idle (" \
+            (w <= 1 ? "met" : "**not met**") "), RSS " r " MiB, peak " h " MiB (" (h <= 20 ? "met" : "**not met**") ")" }'; }
+    agent_result=""
+    if [[ -n "${idle_wakeups:-}" ]]; then
+        agent_result="**Result** (issue 14: no wakeups of its own when idle, at most 20 MiB RSS): $(verdict "$own_wakeups" "$idle_rss" "$idle_hwm"). Its own wakeups are the ${idle_wakeups} of all its threads less the ${floor_wakeups:-?} that a Swift program which only sleeps had over the same ${agent_seconds} s (the floor, below; a difference of one is a tick of the floor's 1 Hz timer at the window's edges)."
+    fi
+    agent_section=$(cat <<SECTION
+## Agent: handoff-agent's idle wakeups and memory
+
+${agent_result}
+
+handoff-agent as \`make install\` builds it (\`${INSTALL_BUILD_FLAGS}\`; the binary is ${agent_binary} MB),
+started as a session starts it, connected to a real handoffd (B, on hci1 of the simulator,
+\`handoff-sim-bluez --adapters 2 --extended-advertising\`, sharing an account with A on hci0) and to
+the private bus, where the agent tests' notification server
+(\`Tests/HandoffAgentTests/Peers/notification_server.py\`, python3-dbus) owns
+org.freedesktop.Notifications. One desktop entry declares \`org.handoff.bench.reading\`; inotify
+watches its directories. Wakeups are the context switches (voluntary and involuntary, from
+\`/proc/PID/task/*/status\`) of every thread of the agent over ${agent_seconds} s; memory is the
+agent's \`VmRSS\`, \`VmHWM\` (peak since start), \`RssAnon\` and \`RssFile\` at the end of each window.
+
+| window | wakeups in ${agent_seconds} s | events handoffd sent meanwhile | threads | RSS MiB | peak MiB | anonymous / file-backed MiB |
+|---|---:|---:|---:|---:|---:|---:|
+| idle: nothing nearby | ${idle_wakeups:-?} | ${idle_events:-?} | ${idle_threads:-?} | ${idle_rss:-?} | ${idle_hwm:-?} | ${idle_anon:-?} / ${idle_file:-?} |
+| the floor: a Swift program that only sleeps (\`DBusBench idle\`'s baseline), same seconds | ${floor_wakeups:-?} | | | | | |
+| one notification shown (A publishes) | ${shown_wakeups:-?} | ${shown_events:-?} | | ${shown_rss:-?} | ${shown_hwm:-?} | ${shown_anon:-?} / ${shown_file:-?} |
+
+The floor is libdispatch's own: on Linux it emulates the kernel workqueue with a monitor, a timer
+that fires once a second on its manager queue (\`_dispatch_workq_monitor_pools\`), in every Swift
+program whose runtime has started libdispatch's workers. The agent's own threads (the session bus's
+\`dbus-loop\`, HandoffKit's NIO event loop, the desktop-entry watcher in \`poll\` on its inotify
+descriptor, which inherited its creator's name) sleep with no timeout; "sleeps in" is the system
+call each was in at the end of the window (\`/proc/PID/task/TID/syscall\`).
+
+Per thread, idle (the agent, then the floor):
+
+\`\`\`
+${idle_rows:-}
+floor:
+${floor_rows:-}
+\`\`\`
+
+Where the idle agent's resident memory is (the largest mappings by \`Rss\` in \`/proc/PID/smaps\`):
+
+\`\`\`
+${resident:-}
+\`\`\`
+
+Of the executable (its mappings by permission: code, read-only data, data):
+
+\`\`\`
+${resident_binary:-}
+\`\`\`
+
+With the notification shown (${shown_notifies:-?} Notify call(s) in all; handoffd's events are what
+wakes the agent there: the simulator makes B hear A again every 10 s, and each beacon A renews or
+rotates can change the activity's signal strength):
+
+\`\`\`
+${shown_rows:-}
+\`\`\`
+
+${agent_strace:-}
+${agent_errors:+
+Problems: ${agent_errors}}
+SECTION
+)
+fi
+
 # --- The beacon codec (BeaconBench prints its own section) --------------------------------------
 beacon_section=""
 if wants beacon; then
@@ -787,7 +1058,7 @@ fi
 # --- Write -------------------------------------------------------------------------------
 load_after=$(cut -d' ' -f1-3 /proc/loadavg)
 mkdir -p "$(dirname "$out")"
-if [[ "$sections" == " dbus idle scan daemon beacon " || ! -s "$out" ]]; then
+if [[ "$sections" == " dbus idle scan daemon agent beacon " || ! -s "$out" ]]; then
     {
         echo "# Benchmarks"
         echo
@@ -798,7 +1069,7 @@ if [[ "$sections" == " dbus idle scan daemon beacon " || ! -s "$out" ]]; then
         echo "  machine are low and noisy; compare rows of one run with each other rather than across runs."
         echo "- ${swift_version}"
         echo "- ${daemon_version}; ${python_dbus}; libdbus ${libdbus_version}; ${cc_version}"
-        for section in "$dbus_section" "$idle_section" "$scan_section" "$daemon_section" "$beacon_section"; do
+        for section in "$dbus_section" "$idle_section" "$scan_section" "$daemon_section" "$agent_section" "$beacon_section"; do
             [[ -n "$section" ]] || continue
             echo
             echo "$section"
@@ -808,7 +1079,7 @@ else
     # Some sections only: each replaces its own section of the existing file (from its
     # "## " heading to the next one); the header and the other sections stay as they were.
     note="Measured on ${started} with \`BENCH_SECTIONS=\"${BENCH_SECTIONS:-}\" scripts/bench.sh\` (load average ${load_before} before, ${load_after} after), on top of the header's run."
-    for section in "$dbus_section" "$idle_section" "$scan_section" "$daemon_section" "$beacon_section"; do
+    for section in "$dbus_section" "$idle_section" "$scan_section" "$daemon_section" "$agent_section" "$beacon_section"; do
         [[ -n "$section" ]] || continue
         printf '%s' "$section" >"$work/section.md"
         NOTE="$note" "$python" - "$out" "$work/section.md" <<'PY'

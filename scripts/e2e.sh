@@ -3,10 +3,11 @@
 #
 # Boots a qemu guest with Debian's kernel (scripts/vm-rig/run-rig.sh), where real
 # bluetoothd runs on two virtual LE controllers (btvirt), and runs Tests/e2e/guest-e2e.sh
-# there against the handoffd and handoffctl binaries built here. Prints one PASS/FAIL line
+# there against the handoffd and handoffctl binaries built here (and handoff-agent with the
+# example reader for the desktop scenario). Prints one PASS/FAIL line
 # per scenario and a summary, and names the folder with every log of the run.
 #
-# Usage: scripts/e2e.sh [SCENARIO...]     (default: all ten; see docs/e2e.md)
+# Usage: scripts/e2e.sh [SCENARIO...]     (default: all eleven; see docs/e2e.md)
 # Environment:
 #   SWIFT, SWIFT_FLAGS  as in the Makefile: which build's binaries to run (built beforehand)
 #   E2E_LOGS            where the run's folder goes (default e2e-logs/; the folder is <timestamp>)
@@ -36,7 +37,12 @@ if [[ $(id -u) -ne 0 ]]; then
     exit 2
 fi
 BIN=$("$SWIFT" build "${swift_flags[@]}" --show-bin-path) || { say "FAILED: swift build --show-bin-path failed"; exit 2; }
-for tool in handoffd handoffctl; do
+tools=(handoffd handoffctl)
+# The desktop scenario (named, or all by default in config private) runs the agent and the example app.
+if [[ $# -eq 0 && "${E2E_CONFIG:-private}" == private ]] || [[ " $* " == *" desktop "* ]]; then
+    tools+=(handoff-agent handoff-example-reader)
+fi
+for tool in "${tools[@]}"; do
     [[ -x "$BIN/$tool" ]] || { say "FAILED: $BIN/$tool is missing: build it first (make e2e does)"; exit 2; }
 done
 
@@ -59,7 +65,9 @@ esac
 [[ "${E2E_PRIVACY:-$privacy}" == 1 ]] && args+=(--privacy)
 [[ "${E2E_EXT_ADV:-$ext_adv}" == 1 ]] && args+=(--ext-adv)
 # The guest runs a copy of Tests/e2e, kept with the logs: what ran, even if the tree changes.
-cp -r Tests/e2e "$logs/guest" || { say "FAILED: cannot copy Tests/e2e to $logs"; exit 2; }
+# The desktop scenario's notification server is the agent tests' own (written from the spec).
+cp -r Tests/e2e "$logs/guest" && cp Tests/HandoffAgentTests/Peers/notification_server.py "$logs/guest/" ||
+    { say "FAILED: cannot copy Tests/e2e to $logs"; exit 2; }
 RIG_OUT="$logs" RIG_TIMEOUT="${E2E_TIMEOUT:-1200}" scripts/vm-rig/run-rig.sh "$logs/guest/guest-e2e.sh" \
     "${args[@]}" "$@" 2>&1 | tee "$logs/console.log"
 rc=${PIPESTATUS[0]}

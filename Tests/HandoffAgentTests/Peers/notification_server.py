@@ -2,7 +2,7 @@
 """A notification server written from the freedesktop Desktop Notifications
 Specification 1.2, independent of handoff's code, for the agent's tests.
 
-    notification_server.py CAPABILITIES
+    notification_server.py CAPABILITIES [LOG]
 
 CAPABILITIES is a comma-separated list such as "actions,body,body-markup" (or "-"
 for none). It owns org.freedesktop.Notifications on the session bus and serves
@@ -12,9 +12,15 @@ interface org.handoff.Test.Notifications:
     Calls() -> s            every Notify and CloseNotification so far, as JSON
     Invoke(u id, s key)     emits ActionInvoked(id, key), as a click would
     Dismiss(u id)           emits NotificationClosed(id, 2), as the user closing it would
+
+Every record carries "t", the unix time the call arrived. With LOG (the e2e suite's
+desktop scenario), each is also appended to that file as one JSON line as it happens,
+and so are Invoke and Dismiss; the first line, {"event": "ready", ...}, says that the
+server owns its name.
 """
 import json
 import sys
+import time
 
 import dbus
 import dbus.service
@@ -45,12 +51,21 @@ def plain(value):
 
 
 class Server(dbus.service.Object):
-    def __init__(self, bus, capabilities):
+    def __init__(self, bus, capabilities, log=None):
         super().__init__(bus, PATH)
         self.capabilities = capabilities
         self.calls = []
         self.next_id = 1
         self.open = set()
+        self.log = log
+
+    def record(self, entry, keep=True):
+        entry["t"] = time.time()
+        if keep:
+            self.calls.append(entry)
+        if self.log is not None:
+            self.log.write(json.dumps(entry) + "\n")
+            self.log.flush()
 
     @dbus.service.method(IFACE, in_signature="", out_signature="as")
     def GetCapabilities(self):
@@ -65,7 +80,7 @@ class Server(dbus.service.Object):
             nid = self.next_id
             self.next_id += 1
         self.open.add(nid)
-        self.calls.append({
+        self.record({
             "method": "Notify", "id": nid, "app_name": str(app_name), "replaces_id": int(replaces_id),
             "app_icon": str(app_icon), "summary": str(summary), "body": str(body),
             "actions": [str(a) for a in actions], "hints": plain(hints), "expire_timeout": int(expire_timeout),
@@ -74,7 +89,7 @@ class Server(dbus.service.Object):
 
     @dbus.service.method(IFACE, in_signature="u", out_signature="")
     def CloseNotification(self, nid):
-        self.calls.append({"method": "CloseNotification", "id": int(nid)})
+        self.record({"method": "CloseNotification", "id": int(nid)})
         if int(nid) in self.open:
             self.open.discard(int(nid))
             self.NotificationClosed(nid, dbus.UInt32(3))
@@ -97,20 +112,26 @@ class Server(dbus.service.Object):
 
     @dbus.service.method(TEST, in_signature="us", out_signature="")
     def Invoke(self, nid, key):
+        self.record({"method": "Invoke", "id": int(nid), "action": str(key)}, keep=False)
         self.ActionInvoked(dbus.UInt32(nid), key)
 
     @dbus.service.method(TEST, in_signature="u", out_signature="")
     def Dismiss(self, nid):
+        self.record({"method": "Dismiss", "id": int(nid)}, keep=False)
         self.open.discard(int(nid))
         self.NotificationClosed(dbus.UInt32(nid), dbus.UInt32(2))
 
 
 def main():
     capabilities = [] if sys.argv[1] == "-" else sys.argv[1].split(",")
+    log = open(sys.argv[2], "a") if len(sys.argv) > 2 else None
     DBusGMainLoop(set_as_default=True)
     bus = dbus.SessionBus()
-    server = Server(bus, capabilities)
+    server = Server(bus, capabilities, log)
     name = dbus.service.BusName(NAME, bus, do_not_queue=True)
+    if log is not None:
+        log.write(json.dumps({"event": "ready", "t": time.time(), "capabilities": capabilities}) + "\n")
+        log.flush()
     GLib.MainLoop().run()
 
 
