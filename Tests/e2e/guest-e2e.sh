@@ -965,13 +965,15 @@ note_find() {
 notes_count() { jq -s --arg m "$1" --argjson a "$2" '[.[] | select(.method == $m and .t >= $a)] | length' "$NOTES"; }
 
 # check_notification_device_name NOTIFY-JSON ACTIVITY-JSON: the notification names A's device
-# (ACTIVITY-JSON: the nearby activity as B's appeared event gave it to watchers and the agent).
-# ---- DEVICE NAMES GO HERE (issue 14, "Whose activity is it") ----
-# Device names are being added to NearbyActivity; once B's list entry carries A's device name,
-# this function must check that the agent's notification shows it (in the body, or wherever
-# docs/desktop.md says), and fail when it does not. Until then it checks nothing.
+# (ACTIVITY-JSON: the nearby activity as B's appeared event gave it to watchers and the agent):
+# the activity carries deviceName "laptop a" (B met A in an introduction, docs/devices.md) and
+# the notification's body says "from laptop a (ACCOUNT)" (docs/desktop.md).
 check_notification_device_name() {
-    return 0
+    local name body
+    name=$(jq -r '.deviceName // empty' <<<"$2")
+    [ "$name" = "laptop a" ] || { fail "B's activity does not name A's device (deviceName \"$name\")"; return 1; }
+    body=$(jq -r '.body' <<<"$1")
+    [[ $body == *"from laptop a ($ACCOUNT)"* ]] || { fail "the notification does not name A's device: $body"; return 1; }
 }
 
 scenario_desktop() {
@@ -1186,7 +1188,8 @@ desktop_continue() {
 desktop_check_notify() {
     local line=$1 entry=$2 want_summary want_body got
     want_summary=$(jq -r '.title // "An activity on another device"' <<<"$entry")
-    want_body="Continue in $DESKTOP_APP, from another device of $ACCOUNT."
+    # B met A in the devices scenario (docs/devices.md): the body names A's device.
+    want_body="Continue in $DESKTOP_APP, from laptop a ($ACCOUNT)."
     got=$(jq -c '{app_name, summary, body, desktop: .hints["desktop-entry"], category: .hints.category, continues: (.actions | index("continue") != null), expire_timeout, replaces_id}' <<<"$line")
     local want; want=$(jq -cn --arg a "$DESKTOP_APP" --arg s "$want_summary" --arg b "$want_body" --arg d "$DESKTOP_ENTRY" \
         '{app_name: $a, summary: $s, body: $b, desktop: $d, category: "x-handoff.activity", continues: true, expire_timeout: 0, replaces_id: 0}')
