@@ -1028,9 +1028,9 @@ Of the executable (its mappings by permission: code, read-only data, data):
 ${resident_binary:-}
 \`\`\`
 
-With the notification shown (${shown_notifies:-?} Notify call(s) in all; handoffd's events are what
-wakes the agent there: the simulator makes B hear A again every 10 s, and each beacon A renews or
-rotates can change the activity's signal strength):
+With the notification shown (${shown_notifies:-?} Notify call(s) in all). Wakeups beyond the floor there
+would be the agent's work on handoffd's events (an \`updated\` for a changed signal strength, say;
+handoffd sent ${shown_events:-?} in the window) or on the bus:
 
 \`\`\`
 ${shown_rows:-}
