@@ -227,7 +227,7 @@ inside() {
     # the daemon counts two clients while handoffctl asks (the agent and handoffctl).
     clients=0
     for _ in $(seq 200); do
-        clients=$(in_root handoffctl status --json | sed -n 's/.*"clientCount" *: *\([0-9]*\).*/\1/p')
+        clients=$(in_root handoffctl status --json | sed -n 's/.*"clientCount" *: *\([0-9]*\).*/\1/p' || true)
         [[ "${clients:-0}" -ge 2 ]] && grep -q 'no notification server yet' "$work/agent.log" && break
         kill -0 "$agent" 2>/dev/null || { cat "$work/agent.log"; fail "handoff-agent exited"; }
         sleep 0.1
@@ -236,7 +236,9 @@ inside() {
     grep -q 'no notification server yet' "$work/agent.log" \
         || { cat "$work/agent.log"; fail "handoff-agent did not connect to the bus"; }
     kill -TERM "$agent"
-    wait "$agent" || { cat "$work/agent.log"; fail "handoff-agent exited $? on SIGTERM"; }
+    agent_status=0
+    wait "$agent" || agent_status=$?
+    [[ $agent_status -eq 0 ]] || { cat "$work/agent.log"; fail "handoff-agent exited $agent_status on SIGTERM"; }
     say "    connected to handoffd ($clients clients with handoffctl) and to the bus; stopped on SIGTERM"
 
     kill -TERM "$daemon"
