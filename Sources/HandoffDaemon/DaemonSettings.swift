@@ -13,6 +13,10 @@ public struct DaemonSettings: Sendable, Equatable {
     /// Where the device identity and the rosters are kept (the account key directory);
     /// nil keeps a fresh identity and the rosters in memory only (tests).
     public var deviceDirectory: String?
+    /// How long an activity of an unknown device is nearby before this device introduces
+    /// itself (docs/devices.md, section 5): not while the other laptop is just starting up,
+    /// nor when the user continues at once.
+    public var introductionDelay: Duration = .seconds(10)
 
     public init() {}
 }

@@ -144,7 +144,7 @@ import Testing
         _ = try await publisher.call(.publish, PublishParams(type: TwoLaptops.type), as: PublishResult.self)
         let viewer = try await laptops.b.client(handles: [TwoLaptops.type])
         // Heard, and the devices have met (docs/devices.md): nothing of B's own is under way at the restart.
-        try await eventually {
+        try await eventually(within: .seconds(30)) {
             try await viewer.call(.list, EmptyResult(), as: ListResult.self).activities.first?.deviceName != nil
         }
         let watcher = try await laptops.b.client(handles: [TwoLaptops.type])

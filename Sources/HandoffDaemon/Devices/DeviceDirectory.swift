@@ -98,6 +98,14 @@ struct DeviceDirectory: Sendable {
 
     // MARK: Introductions
 
+    /// Entries whose delayed introduction is pending.
+    private var scheduled: Set<String> = []
+
+    /// Notes a delayed introduction for the nearby entry `id`; false when one is pending already.
+    mutating func scheduleIntroduction(_ id: String) -> Bool { scheduled.insert(id).inserted }
+
+    mutating func introductionFired(_ id: String) { scheduled.remove(id) }
+
     /// Whether an introduction to `origin` may start now.
     func mayIntroduce(_ origin: BeaconOrigin, now: ContinuousClock.Instant) -> Bool {
         guard introduction == nil else { return false }

@@ -21,8 +21,27 @@ extension HandoffDaemon {
             for problem in devices.save() { logger.error("device roster not saved: \(problem)") }
             return nearby.setDevice(entry.id, name: device.card.name, fingerprint: device.card.fingerprint) ?? entry
         }
-        introduce(entry)
+        guard settings.introductionDelay > .zero else {
+            introduce(entry)
+            return entry
+        }
+        if devices.scheduleIntroduction(entry.id) {
+            let id = entry.id
+            Task { [weak self, delay = settings.introductionDelay] in
+                try? await Task.sleep(for: delay)
+                await self?.introduceLater(id)
+            }
+        }
         return entry
+    }
+
+    /// The delayed introduction: if the entry is still nearby and its device still unknown.
+    private func introduceLater(_ id: String) {
+        devices.introductionFired(id)
+        guard let entry = nearby.entry(id), let key = key(entry.account),
+            devices.device(sending: entry.origin, key: key) == nil
+        else { return }
+        introduce(entry)
     }
 
     private func introduce(_ entry: NearbyEntry) {

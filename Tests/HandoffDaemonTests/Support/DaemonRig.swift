@@ -41,6 +41,7 @@ struct DaemonRig {
     static var settings: DaemonSettings {
         var settings = DaemonSettings()
         settings.expiry = .seconds(30)
+        settings.introductionDelay = .zero
         return settings
     }
 
