@@ -76,6 +76,7 @@ extension HandoffDaemon {
     }
 
     func finish(_ name: String, _ result: Result<ExchangeResponse, ContinueError>) {
+        devices.exchangeEnded(now: .now)
         guard let pending = outgoing.finish(name) else { return }
         let restored: ContinuedActivity
         do throws(ContinueError) {

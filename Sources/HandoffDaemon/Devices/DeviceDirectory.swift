@@ -106,9 +106,20 @@ struct DeviceDirectory: Sendable {
 
     mutating func introductionFired(_ id: String) { scheduled.remove(id) }
 
+    /// No introduction starts within this long of the end of another exchange over GATT (a
+    /// continuation or an introduction): on the VM rig, connecting again to an origin that had just
+    /// been connected to (under a new private address) left its services unresolved, and bluetoothd
+    /// 5.66 exited when that link was dropped.
+    static let quietAfterExchange: Duration = .seconds(30)
+    private var lastExchange: ContinuousClock.Instant?
+
+    /// Notes that an exchange over GATT ended (a continuation; introductions note themselves).
+    mutating func exchangeEnded(now: ContinuousClock.Instant) { lastExchange = now }
+
     /// Whether an introduction to `origin` may start now.
     func mayIntroduce(_ origin: BeaconOrigin, now: ContinuousClock.Instant) -> Bool {
         guard introduction == nil else { return false }
+        if let lastExchange, now - lastExchange < Self.quietAfterExchange { return false }
         return backoff[origin.account].map { now >= $0.next } ?? true
     }
 
@@ -121,6 +132,7 @@ struct DeviceDirectory: Sendable {
     /// changes nothing.
     mutating func end(_ origin: BeaconOrigin, succeeded: Bool?, now: ContinuousClock.Instant) {
         if introduction?.origin == origin { introduction = nil }
+        lastExchange = now
         switch succeeded {
         case true?: backoff[origin.account] = nil
         case false?:
