@@ -42,9 +42,6 @@ final class ContinuationFetch: Sendable {
     static let connectAttempt: Duration = .milliseconds(1500)
     /// How long, after ServicesResolved, the service's objects may take to appear.
     static let gattObjectsGrace: Duration = .seconds(2)
-    /// After a failed Connect attempt, discovery runs this long at most before the next one,
-    /// unless a newer beacon names another address sooner.
-    static let listenAfterFailure: Duration = .seconds(1)
     /// Wait before asking a busy origin again.
     static let busyRetryDelay: Duration = .milliseconds(250)
 
@@ -248,16 +245,6 @@ final class ContinuationFetch: Sendable {
                 // Cancels a pending attempt (bluetoothd keeps trying after our call ended).
                 Task { try? await Device1.disconnect(device, on: connection) }
                 try await Task.sleep(for: .milliseconds(100))
-                // A failed attempt: the origin may have renewed its advertisement from a new
-                // address, which only a running discovery hears. Listen up to 1 s for a newer
-                // beacon from elsewhere before trying again (retrying the old address at once,
-                // with discovery paused again, never heard it: seen on the VM rig).
-                if outcome == .failed {
-                    let deadline = ContinuousClock.now + Self.listenAfterFailure
-                    while ContinuousClock.now < deadline, await currentDevice() == device {
-                        try await Task.sleep(for: .milliseconds(100))
-                    }
-                }
             }
         }
     }
