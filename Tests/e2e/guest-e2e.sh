@@ -450,12 +450,10 @@ scenario_devices() {
     named() { b_list && [ "$(b_entry "$type" | jq -r '.deviceName // empty')" = "laptop a" ]; }
     wait_until 30 named ||
         { fail "B did not name A's activity \"laptop a\" within 30 s (entry: $(b_entry "$type"))"; stop_publisher devices; return 1; }
-    # Met during discovery already: the roster names the new activity from its first event on.
-    local first; first=$(grep -F "\"type\":\"$type\"" "$LOGDIR/b-watch.log" | head -1)
-    # (appeared, or updated when B's entry from the last discovery sample had not expired yet:
-    # the same origin with a new type).
-    [[ $first == *'"deviceName":"laptop a"'* ]] ||
-        { fail "B's first event for $type did not name A: ${first#* }"; stop_publisher devices; return 1; }
+    # B introduces itself 10 s after first hearing an unknown device (docs/devices.md, section 5):
+    # during discovery, or here. Whether the first event already named A is reported, not required.
+    local first named_first=no; first=$(grep -F "\"type\":\"$type\"" "$LOGDIR/b-watch.log" | head -1)
+    [[ $first == *'"deviceName":"laptop a"'* ]] && named_first=yes
     # The one introduction: B's log from "introducing" to "met device".
     local t_intro t_met
     t_intro=$(grep -m1 'introducing this device to device' "$LOGDIR/b.log" | cut -d' ' -f1)
@@ -480,7 +478,7 @@ scenario_devices() {
     [ ${#key} = 64 ] || { fail "A's identity file holds no private key"; stop_publisher devices; return 1; }
     if grep -rqiF "$key" "$LOGDIR"; then fail "A's private device key is in a log"; stop_publisher devices; return 1; fi
     stop_publisher devices
-    pass "B's first event for A's new activity already named it \"laptop a\" (from the roster: one introduction in the run so far, which took $(secs "$(unix "$t_intro")" "$(unix "$t_met")") s from B's decision to the cards exchanged); both list each other, fingerprints agree, roster on disk, identity 0600 and its key in no log"
+    pass "B named A's activity \"laptop a\" (first event already named: $named_first; one introduction in the run so far, which took $(secs "$(unix "$t_intro")" "$(unix "$t_met")") s from B's decision to the cards exchanged); both list each other, fingerprints agree, roster on disk, identity 0600 and its key in no log"
 }
 
 # 2. With a short epoch, B keeps A's activity across rotations, and the raw payloads hci1's
