@@ -78,15 +78,15 @@ public actor Agent {
     private let inputSink: AsyncStream<Input>.Continuation
 
     private(set) var index = ApplicationIndex()
-    private var entries: [String: Entry] = [:]
+    var entries: [String: Entry] = [:]
     private var byNotification: [UInt32: String] = [:]
-    private var server: NotificationServer?
-    private var capabilities: Set<String> = []
+    var server: NotificationServer?
+    var capabilities: Set<String> = []
     private var clientTask: Task<Void, Never>?
-    private var client: HandoffClient?
+    var client: HandoffClient?
     private var declaredTypes: [String]?
-    private var pairings: [String: PairingEntry] = [:]
-    private var pairingByNotification: [UInt32: String] = [:]
+    var pairings: [String: PairingEntry] = [:]
+    var pairingByNotification: [UInt32: String] = [:]
 
     public init(configuration: Configuration, logger: Logger) {
         self.configuration = configuration
@@ -359,110 +359,6 @@ public actor Agent {
             entries[nearbyID]?.dismissed = false
         } catch {
             logger.warning("cannot show the notification for \(nearbyID): \(error)")
-        }
-    }
-
-    // MARK: Pairing
-
-    /// A pairing attempt of this user (`handoffctl pair` in a terminal) reached its number, was answered, or ended.
-    func handlePairing(_ change: PairingChange) async {
-        switch change {
-        case .number(let event):
-            guard pairings[event.pairing] == nil else { return }
-            logger.info("pairing \(event.pairing): asking the user to compare the numbers")
-            pairings[event.pairing] = PairingEntry(event: event)
-            await presentPairing(event.pairing)
-        case .answered(let event):
-            await withdrawPairing(event.pairing)
-        case .paired(let event):
-            await withdrawPairing(event.pairing)
-        case .failed(let event):
-            await withdrawPairing(event.pairing)
-        case .reconnected:
-            for id in pairings.keys { await withdrawPairing(id) }
-        }
-    }
-
-    func presentPairing(_ pairing: String) async {
-        guard let entry = pairings[pairing], !entry.dismissed, let server else { return }
-        let request = PairingNotification.request(for: entry.event, capabilities: capabilities)
-        do {
-            let id = try await server.notify(request, replacing: entry.notification ?? 0)
-            if let old = entry.notification, old != id { pairingByNotification[old] = nil }
-            pairingByNotification[id] = pairing
-            pairings[pairing]?.notification = id
-        } catch {
-            logger.warning("cannot show the pairing notification: \(error)")
-        }
-    }
-
-    func withdrawPairing(_ pairing: String) async {
-        guard let entry = pairings.removeValue(forKey: pairing), let id = entry.notification else { return }
-        pairingByNotification[id] = nil
-        do { try await server?.close(id) } catch {
-            logger.debug("CloseNotification \(id): \(error)")
-        }
-    }
-
-    /// Confirm or Reject on a pairing notification: the answer goes to handoffd (`pair.confirm`), and
-    /// the notification is withdrawn.
-    func pairingAction(_ id: UInt32, _ action: String) async {
-        guard let pairing = pairingByNotification[id] else { return }
-        let accept: Bool
-        switch action {
-        case PairingNotification.confirmAction: accept = true
-        case PairingNotification.rejectAction: accept = false
-        default:
-            logger.debug("ignored action \(action) on pairing notification \(id)")
-            return
-        }
-        await withdrawPairing(pairing)
-        guard let client else { return }
-        logger.info("pairing \(pairing): the user \(accept ? "confirmed" : "rejected") the number")
-        let logger = self.logger
-        Task {
-            do { try await client.answerPairing(pairing, accept: accept) } catch {
-                logger.warning("pairing \(pairing): the answer was not taken: \(error)")
-            }
-        }
-    }
-
-    // MARK: Continuing
-
-    func startContinue(_ activity: NearbyActivity) {
-        guard let client, entries[activity.id]?.continuing == false else { return }
-        entries[activity.id]?.continuing = true
-        logger.info("continuing \(activity.id) (\(activity.type ?? "type unknown"))")
-        let nearbyID = activity.id
-        Task { [weak self] in
-            let started = ContinuationName()
-            do {
-                let restored = try await client.continue(nearbyID: nearbyID) { will in started.set(will.continuation) }
-                self?.submit(.continued(nearbyID: nearbyID, .success(restored), continuation: started.value))
-            } catch {
-                self?.submit(.continued(nearbyID: nearbyID, .failure(ContinueAttemptError(message: "\(error)")), continuation: started.value))
-            }
-        }
-    }
-
-    /// Gives the restored activity to its app, or its web page to the browser.
-    func handOver(_ activity: ContinuedActivity, continuation: String, nearbyID: String) async {
-        do {
-            if let app = index.byType[activity.type] {
-                let file = try handOvers.write(
-                    HandedOverActivity(continuation: continuation, nearbyID: nearbyID, activity: activity))
-                let done = try await launcher.launch(app, handOver: file, session: server?.connection)
-                logger.info("continued \(nearbyID): \(done)")
-            } else if activity.webpage != nil, let url = activity.webpageURL {
-                try launcher.openWebpage(url)
-                logger.info("continued \(nearbyID): opened its web page")
-            } else {
-                logger.info("continued \(nearbyID): no desktop entry declares \(activity.type); a running app that declared it received it")
-            }
-            await dismiss(nearbyID)
-        } catch {
-            logger.error("cannot hand \(nearbyID) over: \(error)")
-            await showFailure("\(error)", nearbyID: nearbyID)
         }
     }
 }
