@@ -61,7 +61,7 @@ build: deps
 # package and lintian ~70 s, the throwaway root from Debian's mirror 30-60 s.
 test: deps
 	$(SWIFT) build --build-tests $(SWIFT_FLAGS)
-	$(SWIFT) test --skip-build --no-parallel $(SWIFT_FLAGS)
+	@scripts/suite.sh $(SWIFT) test --skip-build --no-parallel $(SWIFT_FLAGS)
 	$(MAKE) e2e
 	$(MAKE) deb-test-debug
 

@@ -77,6 +77,12 @@ public struct SimulatorConfiguration: Sendable {
     /// the round is anything from 0 to 10.24 s; the default is the worst case.
     /// Zero: the kernel's scan ends with bluetoothd.
     public var killedScanLinger: Duration = .milliseconds(10240)
+    /// The first this many LE links come up but their GATT discovery never ends:
+    /// `ServicesResolved` stays false on both ends until the link goes down. Seen
+    /// on the VM rig with bluetoothd 5.66: a central connected to a peripheral whose
+    /// link to another central was still going down, its ATT bearer failed ("write
+    /// failed: Bad file descriptor") and nothing recovered it while the link stayed up.
+    public var stalledDiscoveries = 0
     /// Receives one line per event; nil is silent.
     public var log: (@Sendable (String) -> Void)?
 
@@ -99,6 +105,7 @@ public struct SimulatorConfiguration: Sendable {
         try check((23...517).contains(attMTU), "ATT MTU must be 23…517")
         try check(connectTimeout.map { $0 > .zero } ?? true, "connect timeout must be positive")
         try check((1...5).contains(attChannels), "ATT channels must be 1…5")
+        try check(stalledDiscoveries >= 0, "stalled discoveries must not be negative")
         try check(disconnectDelay >= .zero, "disconnect delay must not be negative")
         try check(killedScanLinger >= .zero, "killed-scan linger must not be negative")
         try check(DBusNames.isValidErrorName(lengthErrorName), "'\(lengthErrorName)' is not a D-Bus error name")

@@ -40,6 +40,9 @@ struct CommandLineOptions {
           --att-channels N          ATT bearers per connection, 1-5 (default 3: notifications
                                     may arrive out of order, as with EATT; 1: in order)
           --disconnect-delay SEC    Device1.Disconnect takes this long (default 2, as 5.66)
+          --stall-discovery N       the first N LE links come up but their services never
+                                    resolve (ServicesResolved stays false), as bluetoothd 5.66
+                                    once did on the VM rig (default 0)
           --killed-scan-linger SEC  after a restart that kills bluetoothd, the controllers it
                                     scanned on go on scanning this long: StartDiscovery
                                     fails with InProgress and broadcast advertising fails until
@@ -107,6 +110,7 @@ struct CommandLineOptions {
             case "--att-mtu": options.configuration.attMTU = try number(UInt16.self)
             case "--att-channels": options.configuration.attChannels = try number(Int.self)
             case "--connect-timeout": options.configuration.connectTimeout = try seconds()
+            case "--stall-discovery": options.configuration.stalledDiscoveries = try number(Int.self)
             case "--disconnect-delay", "--killed-scan-linger":
                 let delay = try number(Double.self)
                 guard delay >= 0, delay.isFinite else { throw Problem(description: "\(name) must not be negative") }

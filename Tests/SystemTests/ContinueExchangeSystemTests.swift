@@ -68,6 +68,32 @@ import Testing
         await laptops.stop()
     }
 
+    /// A link that comes up but whose services never resolve (bluetoothd 5.66 once, on the VM
+    /// rig) is dropped after 6 s (`ContinuationFetch.resolveAttempt`) and made again: the continue
+    /// succeeds within its timeout on the second link.
+    @Test func aLinkWhoseServicesNeverResolveIsMadeAgain() async throws {
+        // A long expiry: the origin renews its advertisement (and address) only every 10 s.
+        let laptops = try await TwoLaptops(
+            expirySeconds: 30, simulatorArguments: ["--stall-discovery", "1", "--disconnect-delay", "0.2"])
+        let publisher = HandoffClient(configuration: .init(app: "org.handoff.test.publisher", socketPath: laptops.a.socket))
+        let activity = UserActivity(type: TwoLaptops.type, client: publisher)
+        activity.title = "After a stalled link"
+        activity.webpageURL = URL(string: "https://example.org/stalled")
+        let reader = HandoffClient(configuration: .init(app: "org.handoff.test.reader", socketPath: laptops.b.socket))
+        let nearby = try await Self.publish(activity, on: laptops, seenBy: reader)
+
+        let started = ContinuousClock.now
+        let restored = try await reader.continue(nearby, timeout: .seconds(15))
+        let took = ContinuousClock.now - started
+        #expect(restored.title == "After a stalled link")
+        #expect(took >= .seconds(6), "took \(took)")
+        #expect(laptops.b.log.contains("services not resolved after 6 s: connecting again"), "\(laptops.b.log)")
+
+        await reader.close()
+        await publisher.close()
+        await laptops.stop()
+    }
+
     /// C has an account of the same name but another key: it never sees A's activity and
     /// cannot continue it. A stranger who connects to A and writes requests is refused with
     /// the status of docs/continuation.md, and A keeps serving B.

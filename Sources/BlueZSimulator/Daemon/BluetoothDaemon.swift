@@ -49,6 +49,7 @@ actor BluetoothDaemon {
         self.connection = connection
         self.stats = stats
         self.air = air
+        gatt.stalledDiscoveriesLeft = configuration.stalledDiscoveries
         log = SimulatorLog(sink: configuration.log)
         (settingStream, settingChanges) = AsyncStream<SettingChange>.makeStream()
     }

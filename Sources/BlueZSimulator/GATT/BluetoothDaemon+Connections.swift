@@ -162,6 +162,12 @@ extension BluetoothDaemon {
         publishConnection(remote, connected: true)
         log.info("\(link.central): connected to \(link.centralDevice.address) (\(peripheralName)), MTU \(link.mtu)")
         link.resolve(.success(()))
+        if gatt.stalledDiscoveriesLeft > 0 {
+            gatt.stalledDiscoveriesLeft -= 1
+            log.info("\(link.central): GATT discovery with \(link.centralDevice.address) stalls (stalled discoveries)")
+            await writer.flush()
+            return
+        }
         // GATT discovery on both ends, then ServicesResolved.
         let delay = configuration.latency.upperBound
         Task { [weak self] in

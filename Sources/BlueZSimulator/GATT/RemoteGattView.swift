@@ -109,6 +109,8 @@ final class GattState {
     var characteristics: [DBusObjectPath: RemoteCharacteristic] = [:]
     /// Enabled CCCs per application characteristic, across links (bluetoothd's `ntfy_cnt`).
     var notifyCounts: [ApplicationCharacteristic: Int] = [:]
+    /// LE links whose GATT discovery is still to stall (`SimulatorConfiguration.stalledDiscoveries`).
+    var stalledDiscoveriesLeft = 0
 
     struct ApplicationCharacteristic: Hashable {
         let application: UInt64

@@ -40,13 +40,19 @@ final class ContinuationFetch: Sendable {
     /// advertisement (100-150 ms apart); the pause must stay well short of the
     /// nearby expiry, since nothing is heard meanwhile.
     static let connectAttempt: Duration = .milliseconds(1500)
+    /// How long one connection may wait for ServicesResolved before the link is
+    /// dropped and made again. On the VM rig services resolve 0.7-1.3 s after the
+    /// link is up; once, a link whose ATT bearer failed stayed up with its services
+    /// never resolved (bluetoothd 5.66), and only a new link recovered.
+    static let resolveAttempt: Duration = .seconds(6)
     /// How long, after ServicesResolved, the service's objects may take to appear.
     static let gattObjectsGrace: Duration = .seconds(2)
     /// Wait before asking a busy origin again.
     static let busyRetryDelay: Duration = .milliseconds(250)
 
-    private let state = Mutex<(phase: Phase, touched: [(device: DBusObjectPath, adapter: DBusObjectPath?)])>(
-        (.connecting, []))
+    private let state = Mutex<
+        (phase: Phase, stalls: Int, touched: [(device: DBusObjectPath, adapter: DBusObjectPath?)])
+    >((.connecting, 0, []))
 
     init(
         connection: DBusConnection, manager: BlueZObjectManager, timeout: Duration,
@@ -81,7 +87,12 @@ final class ContinuationFetch: Sendable {
                     }
                     defer { group.cancelAll() }
                     if let payload = try await group.next() ?? nil { return payload }
-                    switch state.withLock({ $0.phase }) {
+                    let (phase, stalls) = state.withLock { ($0.phase, $0.stalls) }
+                    switch phase {
+                    case .connecting where stalls > 0:
+                        throw ContinueError(
+                            .timeout,
+                            "the origin device's services were not found within \(seconds) s (\(stalls + 1) connections)")
                     case .connecting:
                         throw ContinueError(.outOfRange, "the origin device could not be connected to within \(seconds) s")
                     case .resolving:
@@ -138,7 +149,16 @@ final class ContinuationFetch: Sendable {
     private func exchange(with device: DBusObjectPath) async throws -> ExchangeResponse {
         trace("connected")
         state.withLock { $0.phase = .resolving }
-        try await manager.waitForServicesResolved(device, timeout: timeout)
+        do {
+            try await manager.waitForServicesResolved(device, timeout: Self.resolveAttempt)
+        } catch let error as DBusError where error.is(.timeout) {
+            // A link that stays up without its services: drop it and connect again.
+            state.withLock { $0.stalls += 1 }
+            trace("services not resolved after \(Self.resolveAttempt.components.seconds) s: connecting again")
+            try? await Device1.disconnect(device, on: connection)
+            try Task.checkCancellation()
+            throw DBusError(.bluezNotConnected, "the services of \(device) were not resolved")
+        }
         trace("services resolved")
         state.withLock { $0.phase = .exchanging }
         // bluetoothd may say ServicesResolved before the objects' InterfacesAdded arrive: wait for them a little.

@@ -70,11 +70,18 @@ public struct ContinuationJob: Sendable {
     public var request: @Sendable () async -> PendingContinuation?
     /// Told each step (for the debug log: where the time goes).
     public var trace: @Sendable (String) -> Void
+    /// Whether the link may stay up a little after a success, for another exchange
+    /// with the same device (a continuation: a retry, a second app); an
+    /// introduction's link goes at once, so that it never overlaps another
+    /// device's continuation of the same origin.
+    public var keepsLink: Bool
 
     public init(
         timeout: Duration, origin: @escaping @Sendable () async -> String?,
-        request: @escaping @Sendable () async -> PendingContinuation?, trace: @escaping @Sendable (String) -> Void
+        request: @escaping @Sendable () async -> PendingContinuation?, trace: @escaping @Sendable (String) -> Void,
+        keepsLink: Bool = true
     ) {
+        self.keepsLink = keepsLink
         self.timeout = timeout
         self.origin = origin
         self.request = request

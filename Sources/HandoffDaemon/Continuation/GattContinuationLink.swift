@@ -15,7 +15,7 @@ actor GattContinuationLink: ContinuationLink {
     /// them, or bluetoothd would answer at once for the link that is going down.
     private var disconnecting: [DBusObjectPath: Task<Void, Never>] = [:]
     /// What happens to a device after a fetch, by device: the link is kept for
-    /// `lingerDelay` (after a success), then disconnected, and the device removed
+    /// `lingerDelay` (after a success, if the job keeps links), then disconnected, and the device removed
     /// `removalDelay` later. A new fetch of the device cancels what has not begun.
     /// Disconnecting and removing at once made a second continuation of the same
     /// activity (a retry, a second app) wait for the disconnection (2 s) and then
@@ -61,7 +61,7 @@ actor GattContinuationLink: ContinuationLink {
             resumeDiscovery: { [radio] in await radio.resumeDiscovery() },
             trace: job.trace)
         let result = await fetch.run()
-        let linger: Duration = if case .success = result { Self.lingerDelay } else { .zero }
+        let linger: Duration = if case .success = result, job.keepsLink { Self.lingerDelay } else { .zero }
         for (device, adapter) in fetch.takeTouched() { release(device, adapter: adapter, after: linger) }
         return result
     }
