@@ -1059,6 +1059,26 @@ fi
 load_after=$(cut -d' ' -f1-3 /proc/loadavg)
 mkdir -p "$(dirname "$out")"
 if [[ "$sections" == " dbus idle scan daemon agent beacon " || ! -s "$out" ]]; then
+    # Sections other scripts write (make bench-continue, make bench-desktop: the VM rig)
+    # are kept as they were, after this run's.
+    kept=""
+    if [[ -s "$out" ]]; then
+        kept=$("$python" - "$out" <<'PY'
+import sys
+lines = open(sys.argv[1]).read().rstrip("\n").split("\n")
+ours = ("## D-Bus", "## Idle", "## Scanning", "## Beacon", "## Whole", "## Agent")
+keep, inside = [], False
+for line in lines:
+    if line.startswith("## "):
+        inside = not line.startswith(ours)
+        if inside and keep:
+            keep.append("")
+    if inside:
+        keep.append(line)
+print("\n".join(keep).strip("\n"))
+PY
+)
+    fi
     {
         echo "# Benchmarks"
         echo
@@ -1074,6 +1094,10 @@ if [[ "$sections" == " dbus idle scan daemon agent beacon " || ! -s "$out" ]]; t
             echo
             echo "$section"
         done
+        if [[ -n "$kept" ]]; then
+            echo
+            echo "$kept"
+        fi
     } >"$out"
 else
     # Some sections only: each replaces its own section of the existing file (from its
