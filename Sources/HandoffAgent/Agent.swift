@@ -166,10 +166,16 @@ public actor Agent {
                 for await change in pairingChanges { self?.submit(.pairing(change)) }
             }
             defer { pairingTask.cancel() }
+            // Failures in a row: the first is a warning, the rest (handoffd still down, the
+            // agent trying again less and less often) only debug lines, so that a session
+            // without handoffd does not fill the journal.
+            var failures = 0
             while !Task.isCancelled {
                 do {
                     // What is nearby now: what this agent knew and the daemon does not is lost.
                     let listed = try await newClient.list()
+                    if failures > 0 { logger.notice("handoffd answers again (after \(failures) failed attempts)") }
+                    failures = 0
                     self?.submit(.listed(Set(listed.map(\.id))))
                     for try await change in newClient.nearby() {
                         self?.submit(.nearby(change))
@@ -178,12 +184,24 @@ public actor Agent {
                 } catch is CancellationError {
                     break
                 } catch {
-                    logger.warning("handoffd: \(error); trying again")
-                    try? await Task.sleep(for: retry)
+                    failures += 1
+                    let delay = Self.retryDelay(after: failures, base: retry)
+                    if failures == 1 {
+                        logger.warning("handoffd: \(error); trying again, less often while it does not answer")
+                    } else {
+                        logger.debug("handoffd: \(error); attempt \(failures) failed, next in \(delay)")
+                    }
+                    try? await Task.sleep(for: delay)
                 }
             }
             await newClient.close()
         }
+    }
+
+    /// The wait after `failures` failed attempts in a row to reach handoffd: `base`,
+    /// doubling, at most 10 times `base` (10 s by default).
+    static func retryDelay(after failures: Int, base: Duration) -> Duration {
+        min(base * (1 << min(max(failures - 1, 0), 4)), base * 10)
     }
 
     // MARK: The session bus

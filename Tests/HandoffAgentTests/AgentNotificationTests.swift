@@ -167,4 +167,21 @@ struct AgentNotificationTests {
             }
         }
     }
+
+    /// With no handoffd (not installed yet, stopped), the agent keeps trying, less and less
+    /// often, with one warning for the whole outage; it connects once handoffd is there.
+    @Test func noHandoffdMeansOneWarningAndTheAgentConnectsWhenItComes() async throws {
+        try await AgentHarness.run { world in
+            let later = world.root + "/later.sock"
+            try world.startAgent(environment: ["HANDOFF_SOCKET": later])
+            // Attempts at about 0, 1 and 3 s fail (the next waits 4 s).
+            try await world.eventually("the third attempt failed") { world.log.contains("attempt 3 failed") }
+            let warnings = world.log.split(separator: "\n").filter { $0.contains("warning") && $0.contains("handoffd:") }
+            #expect(warnings.count == 1, "\(world.log)")
+            // handoffd comes: the socket appears where the agent looks.
+            #expect(symlink(world.daemon.socketPath, later) == 0)
+            try await world.waitForSubscription()
+            #expect(world.log.contains("handoffd answers again (after 3 failed attempts)"), "\(world.log)")
+        }
+    }
 }
