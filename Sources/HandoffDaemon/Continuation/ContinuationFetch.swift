@@ -140,6 +140,7 @@ final class ContinuationFetch: Sendable {
             } catch let error as DBusError where Self.isNotConnected(error) {
                 // The link dropped under us (an earlier link still going down, the origin
                 // moving away): connect again while there is time.
+                trace("not connected (\(error.message)): connecting again")
                 state.withLock { $0.phase = .connecting }
                 try await Task.sleep(for: .milliseconds(100))
             }
@@ -198,15 +199,9 @@ final class ContinuationFetch: Sendable {
                 }
                 throw ContinueError(.rejected, "the origin device refused: \(status)")
             }
-            var assembler = ChunkAssembler(session: pending.session)
-            var whole: [UInt8]?
+            let whole: [UInt8]?
             do {
-                for try await value in values {
-                    if let complete = try assembler.add(value) {
-                        whole = complete
-                        break
-                    }
-                }
+                whole = try await reassemble(values, session: pending.session, from: device)
             } catch let error as ExchangeError {
                 throw ContinueError(.payloadInvalid, "the response was invalid: \(error)")
             }
@@ -220,6 +215,34 @@ final class ContinuationFetch: Sendable {
             } catch {
                 throw ContinueError(.payloadInvalid, "the response was invalid: \(error)")
             }
+        }
+    }
+
+    /// Reassembles the response's notifications; nil when they end first. A link that
+    /// drops meanwhile ends the wait at once (the notifications will not come), with
+    /// the error `fetch` answers by connecting again.
+    private func reassemble(
+        _ values: AsyncThrowingStream<[UInt8], Error>, session: UInt32, from device: DBusObjectPath
+    ) async throws -> [UInt8]? {
+        let manager = self.manager
+        return try await withThrowingTaskGroup(of: [UInt8]?.self) { group in
+            group.addTask {
+                var assembler = ChunkAssembler(session: session)
+                for try await value in values {
+                    if let complete = try assembler.add(value) { return complete }
+                }
+                return nil
+            }
+            group.addTask {
+                _ = await manager.first(within: .seconds(24 * 3600)) {
+                    manager.properties(of: device, interface: Device1.interface)?["Connected"] != .boolean(true)
+                        ? true : nil
+                }
+                try Task.checkCancellation()
+                throw DBusError(.bluezNotConnected, "the link to \(device) dropped during the exchange")
+            }
+            defer { group.cancelAll() }
+            return try await group.next() ?? nil
         }
     }
 
