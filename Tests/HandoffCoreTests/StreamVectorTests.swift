@@ -1,4 +1,3 @@
-import Foundation
 import Testing
 
 @testable import HandoffCore
@@ -59,15 +58,7 @@ import Testing
         let offers: [Offer]
     }
 
-    static let file: File = {
-        guard let url = Bundle.module.url(forResource: "stream-v1", withExtension: "json", subdirectory: "Vectors")
-        else { fatalError("Vectors/stream-v1.json is not in the test bundle") }
-        do {
-            return try JSONDecoder().decode(File.self, from: Data(contentsOf: url))
-        } catch {
-            fatalError("cannot read stream-v1.json: \(error)")
-        }
-    }()
+    static let file: File = decodeVectors("stream-v1")
 
     static func hex(_ key: StreamDirectionKey) -> String { key.withUnsafeBytes { Hex.encode($0) } }
 
