@@ -77,7 +77,8 @@ import Testing
             #expect(error == nil)
             #expect(opened.count == frameCount + 2)
             #expect(opened.first == .hello && opened.last == .end)
-            #expect(Self.data(of: opened) == data)
+            let same = Self.data(of: opened) == data  // not in #expect: a failure would print a megabyte
+            #expect(same, "\(role): the data differ")
             #expect(frames.first?.count == 19)
             #expect(frames.allSatisfy { $0.count <= StreamFormat.maximumFrameLength })
             if count >= StreamFormat.maximumDataLength {
@@ -103,7 +104,8 @@ import Testing
         var frames: [StreamFrame] = []
         while let frame = try opener.next() { frames.append(frame) }
         #expect(frames.count == 5)
-        #expect(Self.data(of: frames) == data)
+        let same = Self.data(of: frames) == data
+        #expect(same)
     }
 
     @Test func bytesFedOneByOneOrInRandomPiecesGiveTheSameFrames() throws {
@@ -111,7 +113,8 @@ import Testing
         let (all, _) = try Self.wire(data, from: .continuing)
         let byteByByte = Self.receive(all.indices.map { all[$0...$0] }, by: .origin)
         #expect(byteByByte.error == nil)
-        #expect(Self.data(of: byteByByte.frames) == data)
+        let same = Self.data(of: byteByByte.frames) == data
+        #expect(same)
         var generator = SeededGenerator(seed: 16)
         for _ in 0..<200 {
             var pieces: [ArraySlice<UInt8>] = []
@@ -125,7 +128,8 @@ import Testing
             let result = Self.receive(pieces, by: .origin)
             #expect(result.error == nil)
             #expect(result.frames.count == 5)
-            #expect(Self.data(of: result.frames) == data)
+            let sameInPieces = Self.data(of: result.frames) == data
+            #expect(sameInPieces)
         }
     }
 
@@ -163,7 +167,8 @@ import Testing
                     let (opened, error) = Self.receive([tampered[...]], by: .origin)
                     // Nothing of the tampered frame or after it gets through, and the failure says so.
                     #expect(opened.count <= frameIndex, "byte \(byte) bit \(bit)")
-                    #expect(Self.data(of: opened) == Array(data.prefix(40 * max(0, opened.count - 1))))
+                    let prefix = Self.data(of: opened) == Array(data.prefix(40 * max(0, opened.count - 1)))
+                    #expect(prefix, "byte \(byte) bit \(bit)")
                     guard let error else {
                         Issue.record("byte \(byte) bit \(bit): no failure")
                         continue
