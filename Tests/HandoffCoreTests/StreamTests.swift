@@ -222,6 +222,15 @@ import Testing
             #expect(error == expected, "\(name)")
         }
         #expect(Self.receive([hello, one, two, end].map { $0[...] }, by: .origin).error == nil)
+        // A byte after the end frame fails as soon as it comes, not only when the input ends.
+        var short = Self.keys().sealer(for: .continuing)
+        var opener = Self.keys().opener(for: .origin)
+        opener.append(try short.hello() + short.end())
+        #expect(try opener.next() == .hello)
+        #expect(try opener.next() == .end)
+        #expect(try opener.next() == nil)
+        opener.append([0])
+        #expect(throws: StreamError.unexpectedFrame("bytes after the end frame")) { try opener.next() }
     }
 
     @Test func aTruncatedStreamIsNotACleanEnd() throws {
