@@ -287,7 +287,7 @@ group = ""
 directory = "$dir/accounts"
 [device]
 name = "laptop $name"
-introduce = $([ "$name" = b ] && echo true || echo false)
+introduce = $(case $name in b|p) echo true ;; *) echo false ;; esac)
 [log]
 level = "debug"
 [dbus]
