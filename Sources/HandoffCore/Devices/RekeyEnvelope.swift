@@ -67,6 +67,26 @@ public struct RekeyEnvelope: Sendable, CustomStringConvertible, CustomDebugStrin
             removed: removed.map(\.text), acknowledgementKey: keys.acknowledgement)
     }
 
+    /// An envelope sealed earlier, as kept on disk (only its bytes, its recipient and what it carries):
+    /// the acknowledgement key is derived again from `sender`'s identity and `recipient`'s card,
+    /// bound to `oldAccount`, as when it was sealed.
+    /// - Throws: `RekeyError`: not `RekeyFormat.envelopeLength` bytes (`malformed`), or a recipient
+    ///   key that gives no shared secret.
+    public static func restore(
+        bytes: [UInt8], newAccount: AccountID, removed: [String], from sender: DeviceIdentity, to recipient: DeviceCard,
+        oldAccount: AccountID
+    ) throws(RekeyError) -> RekeyEnvelope {
+        guard bytes.count == RekeyFormat.envelopeLength, bytes[0] == RekeyFormat.envelopeVersion else {
+            throw .malformed("\(bytes.count) bytes")
+        }
+        let keys = try Keys(
+            identity: sender, peer: recipient.publicKey, senderKey: sender.card.publicKey,
+            recipientKey: recipient.publicKey, oldAccount: oldAccount)
+        return RekeyEnvelope(
+            bytes: bytes, sender: sender.card.fingerprint, recipient: recipient.fingerprint, newAccount: newAccount,
+            removed: removed, acknowledgementKey: keys.acknowledgement)
+    }
+
     /// What the recipient proves it installed the new key with, for the request whose nonce
     /// is `requestNonce`: HMAC-SHA256(K_ack, "handoff v1 rekey installed" ‖ requestNonce ‖ new account id).
     func acknowledgement(requestNonce: [UInt8]) -> [UInt8] {
