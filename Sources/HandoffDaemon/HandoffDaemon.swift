@@ -48,6 +48,7 @@ public actor HandoffDaemon {
             expiry: settings.expiry)
         activities = LocalActivities(maximumPerClient: settings.maxActivitiesPerClient)
         devices = Self.deviceDirectory(settings, logger: logger)
+        devices.quiet = settings.quietAfterExchange
         advertiser = Advertiser(
             configuration: configuration, expiry: settings.expiry, cardDigest: devices.identity.card.digest)
         origin = OriginExchanges(configuration: configuration)

@@ -133,6 +133,8 @@ struct DeviceDirectory: Sendable {
     /// been connected to (under a new private address) left its services unresolved, and bluetoothd
     /// 5.66 exited when that link was dropped.
     static let quietAfterExchange: Duration = .seconds(30)
+    /// `quietAfterExchange` as the settings say.
+    var quiet: Duration = Self.quietAfterExchange
     private var lastExchange: ContinuousClock.Instant?
 
     /// Notes that an exchange over GATT ended (a continuation; introductions note themselves).
@@ -141,7 +143,7 @@ struct DeviceDirectory: Sendable {
     /// Whether an introduction to `origin` may start now.
     func mayIntroduce(_ origin: BeaconOrigin, now: ContinuousClock.Instant) -> Bool {
         guard introduction == nil else { return false }
-        if let lastExchange, now - lastExchange < Self.quietAfterExchange { return false }
+        if let lastExchange, now - lastExchange < quiet { return false }
         return backoff[origin.account].map { now >= $0.next } ?? true
     }
 
