@@ -265,6 +265,26 @@ import Testing
         try pending.openRekey(response: response)
     }
 
+    @Test func aRestoredEnvelopeHasTheSameAcknowledgementAsTheSealedOne() throws {
+        let sealed = try Self.envelope()
+        let restored = try RekeyEnvelope.restore(
+            bytes: sealed.bytes, newAccount: sealed.newAccount, removed: sealed.removed, from: Self.identityR,
+            to: Self.identityD.card, oldAccount: Fixture.accountA.id)
+        let nonce = [UInt8](repeating: 7, count: 16)
+        #expect(restored.acknowledgement(requestNonce: nonce) == sealed.acknowledgement(requestNonce: nonce))
+        #expect(restored.recipient == Self.fpD && restored.sender == Self.fpR && restored.bytes == sealed.bytes)
+        // Bound to another old account or recipient, the acknowledgement differs.
+        let other = try RekeyEnvelope.restore(
+            bytes: sealed.bytes, newAccount: sealed.newAccount, removed: sealed.removed, from: Self.identityR,
+            to: Self.identityE.card, oldAccount: Fixture.accountA.id)
+        #expect(other.acknowledgement(requestNonce: nonce) != sealed.acknowledgement(requestNonce: nonce))
+        #expect(throws: RekeyError.self) {
+            try RekeyEnvelope.restore(
+                bytes: Array(sealed.bytes.dropLast()), newAccount: sealed.newAccount, removed: [], from: Self.identityR,
+                to: Self.identityD.card, oldAccount: Fixture.accountA.id)
+        }
+    }
+
     @Test func aDeviceThatDoesNotAcceptRekeysRefusesThemAsMalformed() throws {
         var exchange = try Exchange(acceptsRekeys: false)
         #expect(exchange.status(try exchange.pending().request) == .malformed)
