@@ -33,14 +33,14 @@ import Testing
         let a: DaemonRig, b: DaemonRig, c: DaemonRig
         let aClient: TestClient, bClient: TestClient, cClient: TestClient
 
-        init() async throws {
+        init(storesDevices: Bool = true) async throws {
             let (air, registry, log) = (FakeAir(), LoopbackLink.Registry(), Lines())
             (self.air, self.registry, self.log) = (air, registry, log)
             func rig(_ name: String) async throws -> DaemonRig {
                 var settings = DaemonRig.settings
                 settings.deviceName = name.uppercased()
                 settings.quietAfterExchange = .zero
-                return try await DaemonRig(name, air: air, registry: registry, settings: settings, log: log, storesDevices: true)
+                return try await DaemonRig(name, air: air, registry: registry, settings: settings, log: log, storesDevices: storesDevices)
             }
             a = try await rig("a")
             b = try await rig("b")
@@ -148,6 +148,21 @@ import Testing
         for text in [oldKey, newKey, rekeyText] {
             for secret in Self.longHex(in: text) { #expect(!logs.contains(secret), "a secret in the log") }
         }
+        await rig.stop()
+    }
+
+    /// Without a store (rosters in memory only), the roster follows the account to its new key.
+    @Test func theNewKeyReachesTheOthersWithRostersInMemory() async throws {
+        let rig = try await Trio(storesDevices: false)
+        let removed = try await rig.aClient.call("devices.remove", ["device": "C"])
+        let newFingerprint = try #require(removed["fingerprint"] as? String)
+        #expect(try await Trio.names(rig.aClient) == ["A", "B"])
+        try await rig.bClient.call("publish", ["type": "org.example.news", "title": "B again"])
+        try await eventually {
+            let accounts = try await rig.bClient.call("account.list")["accounts"] as? [[String: Any]] ?? []
+            return accounts.first?["fingerprint"] as? String == newFingerprint
+        }
+        #expect(try await Trio.names(rig.bClient) == ["B", "A"])
         await rig.stop()
     }
 

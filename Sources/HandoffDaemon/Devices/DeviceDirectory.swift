@@ -59,6 +59,13 @@ struct DeviceDirectory: Sendable {
         rosters[account]?.roster.device(sending: origin.device, schedule: key.schedule, epoch: origin.epoch)
     }
 
+    /// The account's key was replaced (a rekey): its roster is now the new identifier's.
+    mutating func rekeyed(from old: AccountID, to new: AccountID) {
+        guard let entry = rosters.removeValue(forKey: old) else { return }
+        rosters[new] = entry
+        if unsaved.remove(old) != nil { unsaved.insert(new) }
+    }
+
     /// The roster of `account`.
     func roster(of account: AccountID) -> DeviceRoster { rosters[account]?.roster ?? DeviceRoster() }
 

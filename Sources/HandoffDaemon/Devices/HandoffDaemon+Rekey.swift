@@ -68,10 +68,11 @@ extension HandoffDaemon {
             throw error
         }
         if let problem = devices.drop(plan.removed, account: key.id) { logger.error("device roster not saved: \(problem)") }
+        devices.rekeyed(from: key.id, to: plan.newAccount.id)
         var envelopes: [String: RekeyEnvelope] = [:]
         for envelope in plan.envelopes { envelopes[envelope.recipient] = envelope }
         if !envelopes.isEmpty { rekeys.set(.init(stored: stored, envelopes: envelopes), name: key.name) }
-        let names = Dictionary(devices.devices(of: key.id).map { ($0.card.fingerprint, $0.card.name) }, uniquingKeysWith: { a, _ in a })
+        let names = Dictionary(devices.devices(of: plan.newAccount.id).map { ($0.card.fingerprint, $0.card.name) }, uniquingKeysWith: { a, _ in a })
         let pending = plan.envelopes.map { RemovedDevice(name: names[$0.recipient] ?? $0.recipient, fingerprint: $0.recipient) }
         logger.notice(
             "device \(String(reflecting: target.card.name)) (key \(target.card.fingerprint)) removed from account \(key.name) by uid \(caller.uid): new account fingerprint \(plan.newAccount.id); the new key waits for \(pending.isEmpty ? "no device" : pending.map(\.fingerprint).joined(separator: ", "))")
@@ -85,6 +86,12 @@ extension HandoffDaemon {
 
     /// Loads the pending rekeys of the current accounts (at the start and after account changes).
     func loadRekeys() {
+        if !rekeys.expire(now: Self.wallClock()).isEmpty {
+            for key in accounts.keys.values where rekeys.pending(account: key.name) == nil {
+                try? devices.store?.removePendingRekey(account: key.name)
+            }
+            logger.notice("pending new keys not delivered within 14 days are given up; those devices must pair again")
+        }
         let problems = rekeys.load(
             keys: Array(accounts.keys.values), store: devices.store, identity: devices.identity,
             rosters: { [devices] key in devices.roster(of: key.id) }, now: Self.wallClock())
@@ -222,6 +229,7 @@ extension HandoffDaemon {
             throw .notCurrent
         }
         if let problem = devices.drop(contents.removed, account: old.id) { logger.error("device roster not saved: \(problem)") }
+        devices.rekeyed(from: old.id, to: contents.newAccount.id)
         // A removal of our own still waiting is bound to the key just replaced: it is given up.
         if rekeys.pending(account: old.name) != nil {
             rekeys.set(nil, name: old.name)
