@@ -33,12 +33,12 @@ import Testing
         let a: DaemonRig, b: DaemonRig, c: DaemonRig
         let aClient: TestClient, bClient: TestClient, cClient: TestClient
 
-        init(storesDevices: Bool = true) async throws {
+        init(storesDevices: Bool = true, names: [String: String] = [:]) async throws {
             let (air, registry, log) = (FakeAir(), LoopbackLink.Registry(), Lines())
             (self.air, self.registry, self.log) = (air, registry, log)
             func rig(_ name: String) async throws -> DaemonRig {
                 var settings = DaemonRig.settings
-                settings.deviceName = name.uppercased()
+                settings.deviceName = names[name] ?? name.uppercased()
                 settings.quietAfterExchange = .zero
                 return try await DaemonRig(name, air: air, registry: registry, settings: settings, log: log, storesDevices: storesDevices)
             }
@@ -59,10 +59,10 @@ import Testing
             try await aClient.call("publish", ["type": DaemonRemoveDeviceTests.type, "title": "A"])
             let (ac, bc, cc) = (aClient, bClient, cClient)
             do {
-                try await eventually { Set(try await Self.names(ac)) == ["A", "B", "C"] }
+                try await eventually { try await Self.names(ac).count == 3 }
                 try await bClient.call("publish", ["type": DaemonRemoveDeviceTests.type, "title": "B"])
-                try await eventually { Set(try await Self.names(bc)) == ["B", "A", "C"] }
-                try await eventually { Set(try await Self.names(cc)) == ["C", "A", "B"] }
+                try await eventually { try await Self.names(bc).count == 3 }
+                try await eventually { try await Self.names(cc).count == 3 }
             } catch {
                 Issue.record("not all met: A \(try await Self.names(ac)), B \(try await Self.names(bc)), C \(try await Self.names(cc))\n\(log.all)")
                 throw error
@@ -197,6 +197,24 @@ import Testing
         // Nothing changed.
         #expect(!FileManager.default.fileExists(atPath: rig.a.directory.appendingPathComponent("home.handoff-rekey").path))
         #expect(Set(try await Trio.names(rig.aClient)) == ["A", "B", "C"])
+        await rig.stop()
+    }
+
+    @Test func aNameTwoDevicesHaveIsRefusedWithTheirFingerprints() async throws {
+        let rig = try await Trio(names: ["c": "B"])
+        let onA = try await DaemonDevicesTests.devices(rig.aClient)
+        let fingerprints = onA.filter { $0["name"] as? String == "B" }.compactMap { $0["fingerprint"] as? String }
+        #expect(fingerprints.count == 2)
+        do {
+            try await rig.aClient.call("devices.remove", ["device": "B"])
+            Issue.record("an ambiguous name removed a device")
+        } catch let error as ClientError {
+            #expect(error.code == "conflict")
+            for fingerprint in fingerprints { #expect(error.message.contains(fingerprint)) }
+        }
+        // The fingerprint names one.
+        let removed = try await rig.aClient.call("devices.remove", ["device": fingerprints[1].uppercased()])
+        #expect((removed["removed"] as? [String: Any])?["fingerprint"] as? String == fingerprints[1])
         await rig.stop()
     }
 
