@@ -74,8 +74,9 @@ extension HandoffDaemon {
         if !envelopes.isEmpty { rekeys.set(.init(stored: stored, envelopes: envelopes), name: key.name) }
         let names = Dictionary(devices.devices(of: plan.newAccount.id).map { ($0.card.fingerprint, $0.card.name) }, uniquingKeysWith: { a, _ in a })
         let pending = plan.envelopes.map { RemovedDevice(name: names[$0.recipient] ?? $0.recipient, fingerprint: $0.recipient) }
+        let waiting = pending.isEmpty ? "no device" : pending.map(\.fingerprint).joined(separator: ", ")
         logger.notice(
-            "device \(String(reflecting: target.card.name)) (key \(target.card.fingerprint)) removed from account \(key.name) by uid \(caller.uid): new account fingerprint \(plan.newAccount.id); the new key waits for \(pending.isEmpty ? "no device" : pending.map(\.fingerprint).joined(separator: ", "))")
+            "device \(String(reflecting: target.card.name)) (key \(target.card.fingerprint)) removed from account \(key.name) by uid \(caller.uid): new account fingerprint \(plan.newAccount.id); the new key waits for \(waiting)")
         accountsChanged()
         await updateAdvertisement()
         return DevicesRemoveResult(
