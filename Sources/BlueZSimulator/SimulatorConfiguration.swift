@@ -83,6 +83,10 @@ public struct SimulatorConfiguration: Sendable {
     /// link to another central was still going down, its ATT bearer failed ("write
     /// failed: Bad file descriptor") and nothing recovered it while the link stayed up.
     public var stalledDiscoveries = 0
+    /// The first LE link that carries this many notifications drops right after
+    /// the last of them, as when the other device goes out of range mid-exchange
+    /// (`Connected` false on both ends, later notifications lost); nil never.
+    public var dropLinkAfterNotifications: Int?
     /// Receives one line per event; nil is silent.
     public var log: (@Sendable (String) -> Void)?
 
@@ -106,6 +110,7 @@ public struct SimulatorConfiguration: Sendable {
         try check(connectTimeout.map { $0 > .zero } ?? true, "connect timeout must be positive")
         try check((1...5).contains(attChannels), "ATT channels must be 1…5")
         try check(stalledDiscoveries >= 0, "stalled discoveries must not be negative")
+        try check(dropLinkAfterNotifications.map { $0 > 0 } ?? true, "the notifications before a link drops must be positive")
         try check(disconnectDelay >= .zero, "disconnect delay must not be negative")
         try check(killedScanLinger >= .zero, "killed-scan linger must not be negative")
         try check(DBusNames.isValidErrorName(lengthErrorName), "'\(lengthErrorName)' is not a D-Bus error name")

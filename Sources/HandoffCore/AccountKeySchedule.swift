@@ -17,6 +17,7 @@ public struct AccountKeySchedule: Sendable {
         case payload = "handoff v1 payload sealing"
         case accountID = "handoff v1 account id"
         case deviceIdentifier = "handoff v1 device identifier"
+        case stream = "handoff v1 stream"
     }
 
     /// Key of the per-epoch recognition tags.
@@ -33,6 +34,9 @@ public struct AccountKeySchedule: Sendable {
     let deviceIdentifierKey: HMACKey
 
     private let payloadKeyBytes: SecretBytes
+    /// `K_stream`: the input of every continuation stream's direction keys
+    /// (docs/continuation.md, section 10). Never used as a key itself.
+    let streamKey: SecretBytes
 
     /// Key for sealing the payloads that devices exchange over GATT after a
     /// beacon was recognised. Not used by the beacon itself.
@@ -54,6 +58,7 @@ public struct AccountKeySchedule: Sendable {
         activityTypeHashKey = hmacKey(.activityTypeHash)
         deviceIdentifierKey = hmacKey(.deviceIdentifier)
         payloadKeyBytes = derive(.payload).withUnsafeBytes { SecretBytes($0) }
+        streamKey = derive(.stream).withUnsafeBytes { SecretBytes($0) }
         accountID = derive(.accountID, bytes: 8).withUnsafeBytes { bytes in
             AccountID(rawValue: bytes.reduce(0) { $0 << 8 | UInt64($1) })
         }

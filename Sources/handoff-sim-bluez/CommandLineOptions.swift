@@ -43,6 +43,8 @@ struct CommandLineOptions {
           --stall-discovery N       the first N LE links come up but their services never
                                     resolve (ServicesResolved stays false), as bluetoothd 5.66
                                     once did on the VM rig (default 0)
+          --drop-link-after N       the first link that carries N notifications drops right
+                                    after the Nth, as out of range mid-exchange (default: never)
           --killed-scan-linger SEC  after a restart that kills bluetoothd, the controllers it
                                     scanned on go on scanning this long: StartDiscovery
                                     fails with InProgress and broadcast advertising fails until
@@ -111,6 +113,7 @@ struct CommandLineOptions {
             case "--att-channels": options.configuration.attChannels = try number(Int.self)
             case "--connect-timeout": options.configuration.connectTimeout = try seconds()
             case "--stall-discovery": options.configuration.stalledDiscoveries = try number(Int.self)
+            case "--drop-link-after": options.configuration.dropLinkAfterNotifications = try number(Int.self)
             case "--disconnect-delay", "--killed-scan-linger":
                 let delay = try number(Double.self)
                 guard delay >= 0, delay.isFinite else { throw Problem(description: "\(name) must not be negative") }

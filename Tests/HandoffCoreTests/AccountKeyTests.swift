@@ -33,6 +33,8 @@ import Testing
             #expect(Self.sameKey(schedule.activityTypeHashKey, Self.hkdf(secret: secret, label: Label.activityTypeHash.rawValue)))
             let payload = schedule.payloadKey.withUnsafeBytes { Array($0) }
             #expect(payload == Self.hkdf(secret: secret, label: Label.payload.rawValue))
+            let stream = schedule.streamKey.withUnsafeBytes { Array($0) }
+            #expect(stream == Self.hkdf(secret: secret, label: Label.stream.rawValue))
             let id = Self.hkdf(secret: secret, label: Label.accountID.rawValue, count: 8)
             #expect(key.id.description == Hex.encode(id))
         }

@@ -178,15 +178,18 @@ struct VectorFile: Decodable, Sendable {
     let receptions: [Reception]
     let crc15Check: CRCCheck
 
-    static let shared: VectorFile = {
-        guard let url = Bundle.module.url(forResource: "beacon-v1", withExtension: "json", subdirectory: "Vectors")
-        else { fatalError("Vectors/beacon-v1.json is not in the test bundle") }
-        do {
-            return try JSONDecoder().decode(VectorFile.self, from: Data(contentsOf: url))
-        } catch {
-            fatalError("cannot read beacon-v1.json: \(error)")
-        }
-    }()
+    static let shared: VectorFile = decodeVectors("beacon-v1")
+}
+
+/// The checked-in vector file `Vectors/<name>.json`, decoded; stops the tests when it is missing or unreadable.
+func decodeVectors<T: Decodable>(_ name: String) -> T {
+    guard let url = Bundle.module.url(forResource: name, withExtension: "json", subdirectory: "Vectors")
+    else { fatalError("Vectors/\(name).json is not in the test bundle") }
+    do {
+        return try JSONDecoder().decode(T.self, from: Data(contentsOf: url))
+    } catch {
+        fatalError("cannot read \(name).json: \(error)")
+    }
 }
 
 /// The vectors' labels for errors: the case name and, where the vectors pin it, one number.

@@ -86,7 +86,7 @@ import Testing
     @Test func aClientThatStopsReadingStallsOnlyItselfAndLosesNothing() async throws {
         let (bus, sim, daemon) = try await Self.single()
         let slow = try WireClient(socket: daemon.socket)
-        let request = Array(try await WireFormat.request(id: 1, method: .hello, params: HelloParams(app: "slow")))
+        let request = Array(try WireFormat.request(id: 1, method: .hello, params: HelloParams(app: "slow")))
         let total = 12_000
         // Blocking writes on a thread of their own: once the daemon stops reading, they wait.
         let written = Counter()

@@ -68,11 +68,12 @@ extension BluetoothDaemon {
     }
 
     /// RemoveDevice drops a device object and what bluetoothd knew of it.
-    func removeDevice(on name: String, path: DBusObjectPath) async throws(DBusError) {
+    func removeDevice(on name: String, path: DBusObjectPath, sender: String) async throws(DBusError) {
         let adapter = try self.adapter(name)
         guard let device = adapter.devices.values.first(where: { $0.path == path }) else {
             throw BlueZError.doesNotExist()
         }
+        log.info("\(name): RemoveDevice \(device.address) from \(sender)")
         guard adapter.switches.powered else { throw BlueZError.notReady() }
         if device.isFlood { flood?.devices.removeAll { $0 == device.address } }
         dropLink(of: device)

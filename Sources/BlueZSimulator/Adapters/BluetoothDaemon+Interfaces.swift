@@ -38,7 +38,7 @@ extension BluetoothDaemon {
                 },
                 DBusMethod("RemoveDevice", inputs: "o", argumentNames: ["device"]) { [weak self] call in
                     guard case .objectPath(let path) = call.body[0] else { throw BlueZError.invalidArguments() }
-                    try await self?.removeDevice(on: name, path: path)
+                    try await self?.removeDevice(on: name, path: path, sender: call.sender ?? "")
                     return []
                 },
                 DBusMethod("GetDiscoveryFilters", outputs: "as", argumentNames: ["filters"]) { _ in

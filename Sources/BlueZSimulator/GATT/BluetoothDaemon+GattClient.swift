@@ -332,6 +332,17 @@ extension BluetoothDaemon {
             characteristic.subscribed
         else { return }
         publishValue(characteristic, value)
+        if let limit = configuration.dropLinkAfterNotifications, !gatt.droppedALink {
+            let count = gatt.deliveredNotifications[id, default: 0] + 1
+            gatt.deliveredNotifications[id] = count
+            if count >= limit, let link = gatt.links.first(where: { $0.id == id }) {
+                gatt.droppedALink = true
+                gatt.deliveredNotifications.removeAll()
+                log.info("\(link.central): link to \(link.centralDevice.address) lost after \(count) notifications (drop link after notifications)")
+                tearDown(link)
+                link.dropped()
+            }
+        }
     }
 
     /// One draw from the configured air latency.

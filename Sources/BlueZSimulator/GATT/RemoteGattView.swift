@@ -111,6 +111,9 @@ final class GattState {
     var notifyCounts: [ApplicationCharacteristic: Int] = [:]
     /// LE links whose GATT discovery is still to stall (`SimulatorConfiguration.stalledDiscoveries`).
     var stalledDiscoveriesLeft = 0
+    /// Notifications delivered per link, while a link is still to drop (`SimulatorConfiguration.dropLinkAfterNotifications`).
+    var deliveredNotifications: [UInt64: Int] = [:]
+    var droppedALink = false
 
     struct ApplicationCharacteristic: Hashable {
         let application: UInt64

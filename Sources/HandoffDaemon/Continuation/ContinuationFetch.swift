@@ -40,19 +40,13 @@ final class ContinuationFetch: Sendable {
     /// advertisement (100-150 ms apart); the pause must stay well short of the
     /// nearby expiry, since nothing is heard meanwhile.
     static let connectAttempt: Duration = .milliseconds(1500)
-    /// How long one connection may wait for ServicesResolved before the link is
-    /// dropped and made again. On the VM rig services resolve 0.7-1.3 s after the
-    /// link is up; once, a link whose ATT bearer failed stayed up with its services
-    /// never resolved (bluetoothd 5.66), and only a new link recovered.
-    static let resolveAttempt: Duration = .seconds(6)
     /// How long, after ServicesResolved, the service's objects may take to appear.
     static let gattObjectsGrace: Duration = .seconds(2)
     /// Wait before asking a busy origin again.
     static let busyRetryDelay: Duration = .milliseconds(250)
 
-    private let state = Mutex<
-        (phase: Phase, stalls: Int, touched: [(device: DBusObjectPath, adapter: DBusObjectPath?)])
-    >((.connecting, 0, []))
+    private let state = Mutex<(phase: Phase, touched: [(device: DBusObjectPath, adapter: DBusObjectPath?)])>(
+        (.connecting, []))
 
     init(
         connection: DBusConnection, manager: BlueZObjectManager, timeout: Duration,
@@ -87,12 +81,7 @@ final class ContinuationFetch: Sendable {
                     }
                     defer { group.cancelAll() }
                     if let payload = try await group.next() ?? nil { return payload }
-                    let (phase, stalls) = state.withLock { ($0.phase, $0.stalls) }
-                    switch phase {
-                    case .connecting where stalls > 0:
-                        throw ContinueError(
-                            .timeout,
-                            "the origin device's services were not found within \(seconds) s (\(stalls + 1) connections)")
+                    switch state.withLock({ $0.phase }) {
                     case .connecting:
                         throw ContinueError(.outOfRange, "the origin device could not be connected to within \(seconds) s")
                     case .resolving:
@@ -140,6 +129,7 @@ final class ContinuationFetch: Sendable {
             } catch let error as DBusError where Self.isNotConnected(error) {
                 // The link dropped under us (an earlier link still going down, the origin
                 // moving away): connect again while there is time.
+                trace("not connected (\(error.message)): connecting again")
                 state.withLock { $0.phase = .connecting }
                 try await Task.sleep(for: .milliseconds(100))
             }
@@ -149,16 +139,9 @@ final class ContinuationFetch: Sendable {
     private func exchange(with device: DBusObjectPath) async throws -> ExchangeResponse {
         trace("connected")
         state.withLock { $0.phase = .resolving }
-        do {
-            try await manager.waitForServicesResolved(device, timeout: Self.resolveAttempt)
-        } catch let error as DBusError where error.is(.timeout) {
-            // A link that stays up without its services: drop it and connect again.
-            state.withLock { $0.stalls += 1 }
-            trace("services not resolved after \(Self.resolveAttempt.components.seconds) s: connecting again")
-            try? await Device1.disconnect(device, on: connection)
-            try Task.checkCancellation()
-            throw DBusError(.bluezNotConnected, "the services of \(device) were not resolved")
-        }
+        // Disconnecting a link whose services have not resolved made bluetoothd 5.66 exit on the
+        // VM rig (twice): however long they take, the link is kept until the timeout.
+        try await manager.waitForServicesResolved(device, timeout: timeout)
         trace("services resolved")
         state.withLock { $0.phase = .exchanging }
         // bluetoothd may say ServicesResolved before the objects' InterfacesAdded arrive: wait for them a little.
@@ -198,15 +181,9 @@ final class ContinuationFetch: Sendable {
                 }
                 throw ContinueError(.rejected, "the origin device refused: \(status)")
             }
-            var assembler = ChunkAssembler(session: pending.session)
-            var whole: [UInt8]?
+            let whole: [UInt8]?
             do {
-                for try await value in values {
-                    if let complete = try assembler.add(value) {
-                        whole = complete
-                        break
-                    }
-                }
+                whole = try await reassemble(values, session: pending.session, from: device)
             } catch let error as ExchangeError {
                 throw ContinueError(.payloadInvalid, "the response was invalid: \(error)")
             }
@@ -220,6 +197,47 @@ final class ContinuationFetch: Sendable {
             } catch {
                 throw ContinueError(.payloadInvalid, "the response was invalid: \(error)")
             }
+        }
+    }
+
+    /// Reassembles the response's notifications; nil when they end first. A link that
+    /// drops meanwhile ends the wait at once (the notifications will not come), with
+    /// the error `fetch` answers by connecting again.
+    private func reassemble(
+        _ values: AsyncThrowingStream<[UInt8], Error>, session: UInt32, from device: DBusObjectPath
+    ) async throws -> [UInt8]? {
+        let manager = self.manager
+        return try await withThrowingTaskGroup(of: [UInt8]?.self) { group in
+            group.addTask {
+                var assembler = ChunkAssembler(session: session)
+                for try await value in values {
+                    if let complete = try assembler.add(value) { return complete }
+                }
+                return nil
+            }
+            group.addTask {
+                // Only bluetoothd's own word that the link is down (or the device or bluetoothd
+                // gone) ends the wait: on the VM rig, watching the mirror's Connected property
+                // instead saw a drop that did not happen, and connecting again and again made
+                // bluetoothd 5.66 exit.
+                for await event in manager.events() {
+                    switch event {
+                    case .propertiesChanged(let path, let interface, let changed, _, _)
+                    where path == device && interface == Device1.interface && changed["Connected"] == .boolean(false):
+                        throw DBusError(.bluezNotConnected, "the link to \(device) dropped during the exchange")
+                    case .interfacesRemoved(let path, let names) where path == device && names.contains(Device1.interface):
+                        throw DBusError(.bluezNotConnected, "\(device) went away during the exchange")
+                    case .serviceVanished:
+                        throw DBusError(.bluezNotConnected, "bluetoothd left the bus during the exchange")
+                    default:
+                        continue
+                    }
+                }
+                try Task.checkCancellation()
+                throw DBusError(.bluezNotConnected, "the BlueZ mirror stopped during the exchange")
+            }
+            defer { group.cancelAll() }
+            return try await group.next() ?? nil
         }
     }
 

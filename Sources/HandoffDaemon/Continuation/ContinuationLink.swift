@@ -76,16 +76,17 @@ public struct ContinuationJob: Sendable {
     public var request: @Sendable () async -> PendingContinuation?
     /// Told each step (for the debug log: where the time goes).
     public var trace: @Sendable (String) -> Void
-    /// Whether the link may stay up a little after a success, for another exchange
-    /// with the same device (a continuation: a retry, a second app); an
-    /// introduction's link goes at once, so that it never overlaps another
+    /// Asked when a fetch succeeded: whether the link may stay up a little, for another
+    /// exchange with the same device (after a continuation: a retry, a second app).
+    /// An introduction's link stays only for a continuation of the same device that
+    /// waits for it; otherwise it goes at once, so that it never overlaps another
     /// device's continuation of the same origin.
-    public var keepsLink: Bool
+    public var keepsLink: @Sendable () async -> Bool
 
     public init(
         timeout: Duration, origin: @escaping @Sendable () async -> String?,
         request: @escaping @Sendable () async -> PendingContinuation?, trace: @escaping @Sendable (String) -> Void,
-        keepsLink: Bool = true
+        keepsLink: @escaping @Sendable () async -> Bool = { true }
     ) {
         self.keepsLink = keepsLink
         self.timeout = timeout

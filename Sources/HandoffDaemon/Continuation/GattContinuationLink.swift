@@ -61,7 +61,8 @@ actor GattContinuationLink: ContinuationLink {
             resumeDiscovery: { [radio] in await radio.resumeDiscovery() },
             trace: job.trace)
         let result = await fetch.run()
-        let linger: Duration = if case .success = result, job.keepsLink { Self.lingerDelay } else { .zero }
+        var linger = Duration.zero
+        if case .success = result, await job.keepsLink() { linger = Self.lingerDelay }
         for (device, adapter) in fetch.takeTouched() { release(device, adapter: adapter, after: linger) }
         return result
     }

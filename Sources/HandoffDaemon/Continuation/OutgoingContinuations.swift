@@ -29,6 +29,9 @@ struct OutgoingContinuations: Sendable {
     /// Whether no continuation is under way.
     var isEmpty: Bool { pending.isEmpty }
 
+    /// Whether a continuation waits for, or is fetching from, the device `origin` (its per-epoch identifier).
+    func involves(origin: String) -> Bool { pending.values.contains { $0.origin == origin } }
+
     /// Names and records a new continuation.
     mutating func add(_ continuation: Pending) -> String {
         next += 1

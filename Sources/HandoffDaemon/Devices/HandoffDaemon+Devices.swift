@@ -59,7 +59,7 @@ extension HandoffDaemon {
             origin: { [weak self] in await self?.nearby.entry(nearbyID)?.device },
             request: { [weak self] in await self?.request(for: nearbyID, introducing: true) },
             trace: { [logger] step in logger.debug("introduction to device \(origin.device): \(step)") },
-            keepsLink: false)
+            keepsLink: { [weak self] in await self?.outgoing.involves(origin: origin.device.description) ?? false })
         logger.debug("introducing this device to device \(origin.device) of \(entry.accountName)")
         let task = Task { [weak self] in
             let result = await link.fetch(job)
