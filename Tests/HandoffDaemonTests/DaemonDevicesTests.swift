@@ -93,6 +93,34 @@ import Testing
         await rig.stop()
     }
 
+    /// `[device] introduce = false` on B: B does not introduce itself to A, and A's name
+    /// stays unknown on B until A, which still introduces itself, hears B and meets it.
+    @Test func aDeviceThatDoesNotIntroduceItselfIsStillMetByOneThatDoes() async throws {
+        var a = DaemonRig.settings
+        a.deviceName = "Ada's ThinkPad"
+        var b = DaemonRig.settings
+        b.deviceName = "Ada's desktop"
+        b.introductions = false
+        let rig = try await DaemonNearbyTests.Pair(aHandles: [Self.type], bHandles: [Self.type], settings: a, bSettings: b)
+        for side in [rig.a, rig.b] {
+            await side.daemon.apply(AdvertisingPolicy(advertise: true, type: .peripheral, availability: nil))
+        }
+        try await rig.bClient.call("subscribe")
+        try await rig.aClient.call("publish", ["type": Self.type])
+        _ = try await rig.bClient.event("appeared")
+        try await Task.sleep(for: .milliseconds(300))
+        #expect(rig.b.link!.written.withLock { $0 } == 0)
+        #expect(try await Self.devices(rig.bClient).count == 1)
+
+        // B publishes: A introduces itself, and both know each other.
+        try await rig.bClient.call("publish", ["type": Self.type])
+        try await eventually { try await Self.devices(rig.bClient).count == 2 }
+        #expect(rig.a.link!.written.withLock { $0 } == 1)
+        #expect(rig.b.link!.written.withLock { $0 } == 0)
+        #expect(try await Self.devices(rig.bClient).map { $0["name"] as? String } == ["Ada's desktop", "Ada's ThinkPad"])
+        await rig.stop()
+    }
+
     @Test func theDevicesResultHasOnlyTheCallersAccounts() async throws {
         let rig = try await Self.named()
         let other = try await rig.a.client(uid: 1001, app: "someone-else")

@@ -288,6 +288,7 @@ group = ""
 directory = "$dir/accounts"
 [device]
 name = "laptop $name"
+introduce = $([ "$name" = b ] && echo true || echo false)
 [log]
 level = "debug"
 [dbus]

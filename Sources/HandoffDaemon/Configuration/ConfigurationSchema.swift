@@ -14,7 +14,7 @@ enum ConfigurationSchema {
         ("nearby", ["expiry_seconds", "registry_cap"]),
         ("socket", ["path", "mode", "group", "max_clients", "max_activities_per_client", "max_line_bytes"]),
         ("accounts", ["directory"]),
-        ("device", ["name"]),
+        ("device", ["name", "introduce"]),
         ("log", ["level"]),
         ("dbus", ["bus"]),
     ]

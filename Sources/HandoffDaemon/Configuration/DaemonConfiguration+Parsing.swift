@@ -196,6 +196,7 @@ extension DaemonConfiguration {
     }
 
     private mutating func readDevice(_ section: ConfigurationSection) throws(ConfigurationError) {
+        if let introduce = try section.bool("introduce") { self.introduce = introduce }
         if let name = try section.string("name", meaning: "a device name") {
             // "" is the default: the pretty hostname.
             guard !name.isEmpty else {

@@ -77,6 +77,10 @@ public struct DaemonConfiguration: Sendable, Equatable {
     /// nil (or "" in the file) means the machine's pretty hostname (`hostnamectl`), else its hostname.
     public var deviceName: String?
 
+    /// `[device] introduce`: whether this device introduces itself to devices of its
+    /// accounts it does not know yet, to learn their names (docs/devices.md, section 5).
+    public var introduce: Bool
+
     // MARK: [log]
 
     /// `[log] level`: the least severe message that is logged.
@@ -107,6 +111,7 @@ public struct DaemonConfiguration: Sendable, Equatable {
         maxLineBytes: 16 * 1024,
         accountsDirectory: "/var/lib/handoffd/accounts",
         deviceName: nil,
+        introduce: true,
         logLevel: .info,
         bus: .system
     )

@@ -26,6 +26,7 @@ extension HandoffDaemon {
             for problem in devices.save() { logger.error("device roster not saved: \(problem)") }
             return nearby.setDevice(entry.id, name: device.card.name, fingerprint: device.card.fingerprint) ?? entry
         }
+        guard settings.introductions else { return entry }
         guard settings.introductionDelay > .zero else {
             introduce(entry)
             return entry

@@ -174,6 +174,7 @@ public struct HandoffService: Sendable {
         settings.registryCap = configuration.nearbyRegistryCap
         settings.maxActivitiesPerClient = configuration.maxActivitiesPerClient
         settings.deviceName = configuration.deviceName
+        settings.introductions = configuration.introduce
         settings.deviceDirectory = configuration.accountsDirectory
         return settings
     }
