@@ -17,6 +17,9 @@ public struct DaemonSettings: Sendable, Equatable {
     /// itself (docs/devices.md, section 5): not while the other laptop is just starting up,
     /// nor when the user continues at once.
     public var introductionDelay: Duration = .seconds(10)
+    /// No introduction or rekey delivery starts within this long of the end of another exchange
+    /// over GATT (`DeviceDirectory.quietAfterExchange`); tests without Bluetooth set zero.
+    public var quietAfterExchange: Duration = .seconds(30)
     /// Whether this device introduces itself to unknown devices of its accounts (config
     /// `[device] introduce`). It answers their introductions either way.
     public var introductions = true

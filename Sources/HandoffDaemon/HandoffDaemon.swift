@@ -30,6 +30,8 @@ public actor HandoffDaemon {
     var outgoing = OutgoingContinuations()
     var pairing = PairingState()
     var devices: DeviceDirectory
+    /// After a device removal: the new key's envelopes still to deliver (docs/devices.md, section 7).
+    var rekeys = RekeyDeliveries()
 
     public init(
         settings: DaemonSettings, radio: any Radio, link: (any ContinuationLink)?, accounts: AccountBook,
@@ -46,10 +48,18 @@ public actor HandoffDaemon {
             expiry: settings.expiry)
         activities = LocalActivities(maximumPerClient: settings.maxActivitiesPerClient)
         devices = Self.deviceDirectory(settings, logger: logger)
+        devices.quiet = settings.quietAfterExchange
         advertiser = Advertiser(
             configuration: configuration, expiry: settings.expiry, cardDigest: devices.identity.card.digest)
         origin = OriginExchanges(configuration: configuration)
         for problem in devices.use(accounts: Array(accounts.keys.values)) { logger.error("device roster: \(problem)") }
+        let problems = rekeys.load(
+            keys: Array(accounts.keys.values), store: devices.store, identity: devices.identity,
+            rosters: { [devices] key in devices.roster(of: key.id) }, now: Self.wallClock())
+        for problem in problems { logger.error("pending new key: \(problem)") }
+        if !rekeys.retiredKeys.isEmpty {
+            _ = nearby.use(accounts: Array(accounts.keys.values), retired: rekeys.retiredKeys, declared: [])
+        }
     }
 
     /// This device's identity from its file (made at the first start), named as configured.
@@ -135,8 +145,13 @@ public actor HandoffDaemon {
             hearPairing(offer, device: report.device)
             return
         }
+        var retired: RecognizedBeacon?
         let events = nearby.hear(
-            report, isOwn: { advertiser.isOwn($0) }, now: Self.wallClock(), instant: .now)
+            report, isOwn: { advertiser.isOwn($0) }, now: Self.wallClock(), instant: .now, retiredHeard: { retired = $0 })
+        if let retired {
+            heardRetired(retired, device: report.device.rawValue)
+            return
+        }
         guard !events.isEmpty else { return }
         for (name, heard) in events {
             let entry = name == .lost ? heard : identifyDevice(heard)
@@ -200,10 +215,11 @@ public actor HandoffDaemon {
     // MARK: Accounts
 
     func accountsChanged() {
-        for entry in nearby.use(accounts: Array(accounts.keys.values), declared: clients.declared) {
+        for problem in devices.use(accounts: Array(accounts.keys.values)) { logger.error("device roster: \(problem)") }
+        loadRekeys()
+        for entry in nearby.use(accounts: Array(accounts.keys.values), retired: rekeys.retiredKeys, declared: clients.declared) {
             tell(.lost, entry)
         }
-        for problem in devices.use(accounts: Array(accounts.keys.values)) { logger.error("device roster: \(problem)") }
     }
 
     /// The key of a known account.

@@ -66,6 +66,12 @@ extension HandoffConnection {
         try await request(.devices, EmptyParams(), as: DevicesResult.self)
     }
 
+    /// Locks a device out of an account: a new account key here at once, delivered to the
+    /// account's other devices when they are next nearby (docs/devices.md, section 7).
+    public func removeDevice(_ device: String, account: String? = nil) async throws -> DevicesRemoveResult {
+        try await request(.devicesRemove, DevicesRemoveParams(device: device, account: account), as: DevicesRemoveResult.self)
+    }
+
     // MARK: Accounts (the daemon holds the keys)
 
     /// Creates an account with a fresh key, owned by the caller.

@@ -238,6 +238,27 @@ struct HandoffCtlTests {
         #expect(daemon.withState { $0.accounts.isEmpty })
     }
 
+    @Test func devicesRemoveNeedsYesAndSaysWhoWaitsForTheNewKey() async throws {
+        let daemon = try ScriptedDaemon()
+        defer { daemon.stop() }
+        let refused = try await HandoffCtl.run(["devices", "remove", "old laptop", "--socket", daemon.socketPath])
+        #expect(refused.status == 1)
+        #expect(refused.stderr == "handoffctl: not removing old laptop without confirmation: run with --yes\n")
+        #expect(!daemon.requests.contains { $0.method == .devicesRemove })
+        let removed = try await HandoffCtl.run(["devices", "remove", "old laptop", "--yes", "--socket", daemon.socketPath])
+        #expect(removed.status == 0)
+        let lines = removed.stdout.split(separator: "\n").map(String.init)
+        #expect(lines.first == "Removed old laptop (9c1f2e3d4b5a6978) from account alice.")
+        #expect(lines.contains("desk (5d2e7a90c1b3f468) gets the new key the next time it is nearby."))
+        let unknown = try await HandoffCtl.run(["devices", "remove", "nobody", "--yes", "--socket", daemon.socketPath])
+        #expect(unknown.status == 1)
+        #expect(unknown.stderr.contains("no device \"nobody\""))
+        // Without a subcommand: the list, as before.
+        let listed = try await HandoffCtl.run(["devices", "--json", "--socket", daemon.socketPath])
+        #expect(listed.status == 0)
+        #expect(listed.stdout.hasPrefix("{"))
+    }
+
     @Test func pairCreatesAnAccountNamedAfterTheUserThenImportsOnTheOtherSide() async throws {
         let first = try ScriptedDaemon()
         defer { first.stop() }

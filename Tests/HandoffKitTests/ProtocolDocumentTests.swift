@@ -115,6 +115,7 @@ import Testing
         case .pairJoin: return try again(PairJoinParams.self)
         case .pairConfirm: return try again(PairConfirmParams.self)
         case .pairCancel: return try again(PairingParams.self)
+        case .devicesRemove: return try again(DevicesRemoveParams.self)
         }
     }
 
@@ -136,6 +137,7 @@ import Testing
         case .accountExport: return try again(AccountExportResult.self)
         case .continue: return try again(WillContinue.self)
         case .pairOffer, .pairJoin: return try again(PairStarted.self)
+        case .devicesRemove: return try again(DevicesRemoveResult.self)
         }
     }
 

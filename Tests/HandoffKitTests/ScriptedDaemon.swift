@@ -107,6 +107,18 @@ final class ScriptedDaemon: Sendable {
                             account: $0.name, name: "this laptop", fingerprint: "0b9d44e1a7c2f305", thisDevice: true,
                             nearby: false, introduced: nil, lastHeard: nil)
                     }))
+            case .devicesRemove:
+                let params = try request.params(DevicesRemoveParams.self)
+                guard params.device == "old laptop" else {
+                    return client.fail(request, .notFound, "no device \"\(params.device)\" in your accounts; see handoffctl devices")
+                }
+                client.answer(
+                    request,
+                    DevicesRemoveResult(
+                        account: params.account ?? "alice", fingerprint: "77aa01c2d3e4f506",
+                        removed: RemovedDevice(name: "old laptop", fingerprint: "9c1f2e3d4b5a6978"),
+                        pending: [RemovedDevice(name: "desk", fingerprint: "5d2e7a90c1b3f468")],
+                        until: Date(timeIntervalSince1970: 1_775_000_000)))
             case .accountExport:
                 let name = try request.params(AccountNameParams.self).name
                 guard state.withLock({ $0.accounts.contains { $0.name == name } }) else {

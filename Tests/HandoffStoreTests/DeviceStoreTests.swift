@@ -23,6 +23,41 @@ import Testing
         #expect(try AccountKeyStore(directory: store.directory).list().isEmpty)
     }
 
+    @Test func aPendingRekeyRoundTripsWithMode0600AndGoes() throws {
+        let directory = TemporaryDirectory()
+        let store = DeviceStore(directory: directory.path)
+        #expect(try store.pendingRekey(account: "home") == nil)
+        let old = try AccountKey(name: "home", secret: [UInt8](repeating: 0x11, count: 32))
+        let new = try AccountKey(name: "home", secret: [UInt8](repeating: 0x12, count: 32))
+        let rekey = PendingRekey(
+            retired: old, newAccount: new.id, removed: ["0011223344556677"], started: 1_700_000_000,
+            deliveries: [.init(device: "8899aabbccddeeff", envelope: [UInt8](repeating: 0xab, count: 126))])
+        #expect(rekey.expires == 1_700_000_000 + 14 * 24 * 3600)
+        try store.save(rekey, account: "home")
+        #expect(directory.mode(of: "home.\(DeviceStore.rekeyExtension)") == 0o600)
+        #expect(try store.pendingRekey(account: "home") == rekey)
+        // Not an account key file.
+        #expect(try AccountKeyStore(directory: store.directory).list().isEmpty)
+        try store.removePendingRekey(account: "home")
+        #expect(try store.pendingRekey(account: "home") == nil)
+        try store.removePendingRekey(account: "home")
+    }
+
+    @Test func aCorruptPendingRekeyIsAnErrorThatDoesNotShowTheFile() throws {
+        let directory = TemporaryDirectory()
+        let store = DeviceStore(directory: directory.path)
+        let path = directory.path.appending("home.\(DeviceStore.rekeyExtension)")
+        let secret = String(repeating: "ab", count: 32)
+        try AtomicFile.write(Array("{\"version\":1,\"retiredKey\":\"\(secret)\"}".utf8), to: path, mode: 0o600)
+        #expect {
+            try store.pendingRekey(account: "home")
+        } throws: { error in
+            "\(error)".contains(path.string) && !"\(error)".contains(secret)
+        }
+        chmod(path.string, 0o644)
+        #expect(throws: DeviceStoreError.self) { try store.pendingRekey(account: "home") }
+    }
+
     @Test func anIdentityFileOthersCanReadIsRefusedAndNotReplaced() throws {
         let directory = TemporaryDirectory()
         let store = DeviceStore(directory: directory.path)

@@ -26,8 +26,9 @@
 #                power-cycle continue pair desktop replay clean-shutdown (default: all
 #                eleven). They run in this order whatever order they are given in; each sets
 #                up what it needs, so any subset runs. continue, pair, desktop and replay need
-#                --privacy. One more runs only when named: legacy-privacy (needs --privacy
-#                without --ext-adv; config legacy-private).
+#                --privacy. Two more run only when named: legacy-privacy (needs --privacy
+#                without --ext-adv; config legacy-private), and remove (after pair, which it
+#                needs: --privacy; config private).
 # Logs go to $RIG_OUT: bluetoothd.log (-d), btmon.snoop, btvirt.log, dbus.log, one log per
 # handoffd (a.log, b.log, c.log), b-watch.log (B's events, each with the time it was
 # printed), hci1-adv.jsonl (what hci1's bluetoothd reported, from bluez-monitor.py),
@@ -44,7 +45,7 @@ HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 BIN=""; EPOCH=15; EXPIRY=20; SCENARIOS=(); QUIET=0; RUNS=1; PRIVACY=0; EXT_ADV=0
 ALL_SCENARIOS=(discovery devices rotation update-invalidate wrong-account bluetoothd-restart power-cycle continue pair desktop replay clean-shutdown)
 # ORDER is the order every run keeps (clean-shutdown stops A, so it is last).
-ORDER=(discovery devices rotation update-invalidate wrong-account bluetoothd-restart power-cycle continue pair desktop replay legacy-privacy clean-shutdown)
+ORDER=(discovery devices rotation update-invalidate wrong-account bluetoothd-restart power-cycle continue pair remove desktop replay legacy-privacy clean-shutdown)
 while [ $# -gt 0 ]; do
     case "$1" in
         --bin) BIN=$2; shift 2 ;;
@@ -316,6 +317,7 @@ TYPES=()
 for i in 1 2 3 4 5; do TYPES+=("$PREFIX.discovery$i"); done
 TYPES+=("$PREFIX.rotation" "$PREFIX.update" "$PREFIX.exit" "$PREFIX.wrong" "$PREFIX.restart")
 TYPES+=("$PREFIX.continue.100" "$PREFIX.continue.3000" "$PREFIX.replay" "$PREFIX.devices")
+TYPES+=("$PREFIX.remove" "$PREFIX.remove2")
 
 # handoffctl list --json on B. b_list keeps the output in B_LIST; the others read it.
 b_list() { B_LIST=$(ctl b list --json 2>/dev/null) && [ -n "$B_LIST" ]; }
@@ -921,6 +923,76 @@ scenario_pair() {
     kill $wpid 2>/dev/null; wait $wpid 2>/dev/null
     kill -TERM "${DPID[p]}"; wait "${DPID[p]}"
     pass "P (hci3, no account) paired with A over BLE in $(secs "$t0" "$t1") s (both handoffctl pair processes, --yes); P holds account $ACCOUNT ($fa), key file mode 600, and lists A's activity"
+}
+
+# 13. remove (issue 15; only when named, after pair, which it needs: --privacy, config private).
+# P (hci3) holds A's account from the pair scenario. A publishes; B and P both list it, and A has
+# met both (they introduce themselves). handoffctl devices remove "laptop p" on A: A's key file is
+# replaced by a new key at once, the envelopes wait in e2e.handoff-rekey (0600), and A's devices
+# say B's new key is pending. B publishes (under the old key) until A has delivered B's envelope
+# over GATT (A's log); then B holds A's new account fingerprint and A forgets the old key (the
+# rekey file goes). A publishes a new activity: B lists it, P does not within 30 s. No key or
+# envelope bytes are in any log. Figures: removal -> delivered (A's log), A's new activity ->
+# listed on B.
+scenario_remove() {
+    local type=$PREFIX.remove type2=$PREFIX.remove2 typeb=$PREFIX.remove-b
+    local t_rm t_del t_pub t_b end wpid bpub fa_old fa_new fb_new secrets s leaked="" polls=0
+    [ $PRIVACY = 1 ] || { fail "remove needs LE privacy (--privacy, E2E_CONFIG=private): the new key is delivered over GATT"; return 1; }
+    [ -s "$W/p/accounts/$ACCOUNT.handoff-key" ] || { fail "remove needs P paired with A first: name pair before it"; return 1; }
+    if [ -z "${DPID[p]:-}" ] || ! alive p; then start_daemon p hci3 || return 1; fi
+    wait_until 90 radio_ready p || { fail "P's radio did not get ready"; return 1; }
+    # P's app declares the types, so P could name them if it heard them.
+    ctl p watch --json --type "$type" --type "$type2" > "$LOGDIR/p-remove-watch.log" 2>&1 &
+    wpid=$!; PIDS+=($wpid)
+    p_lists() { ctl p list --json 2>/dev/null | jq -e --arg t "$1" '.activities | any(.type == $t)' > /dev/null; }
+    a_knows() { ctl a devices --json 2>/dev/null | jq -e --arg n "$1" '.devices | any(.[]; (.thisDevice | not) and .name == $n)' > /dev/null; }
+    finish() { stop_publisher "$1" 2>/dev/null; kill $wpid 2>/dev/null; wait $wpid 2>/dev/null; kill -TERM "${DPID[p]}" 2>/dev/null; wait "${DPID[p]}" 2>/dev/null; }
+    start_publisher remove "$type"
+    wait_until 45 b_lists "$type" || { fail "B did not list A's $type"; finish remove; return 1; }
+    wait_until 45 p_lists "$type" || { fail "P did not list A's $type"; finish remove; return 1; }
+    # B and P introduce themselves to A 10 s after first hearing it (docs/devices.md, section 5).
+    wait_until 90 a_knows "laptop b" || { fail "A has not met B"; finish remove; return 1; }
+    wait_until 90 a_knows "laptop p" || { fail "A has not met P within 90 s of P listing its activity"; finish remove; return 1; }
+    fa_old=$(ctl a account list --json | jq -r --arg n $ACCOUNT '.accounts[] | select(.name == $n) | .fingerprint')
+    t_rm=$EPOCHREALTIME
+    ctl a devices remove "laptop p" --yes > "$LOGDIR/remove.log" 2>&1 || { fail "handoffctl devices remove failed: $(tail -1 "$LOGDIR/remove.log")"; finish remove; return 1; }
+    grep -q '^laptop b (.*) gets the new key the next time it is nearby\.$' "$LOGDIR/remove.log" ||
+        { fail "handoffctl devices remove does not say B waits for the new key: $(tr '\n' ' ' < "$LOGDIR/remove.log")"; finish remove; return 1; }
+    fa_new=$(ctl a account list --json | jq -r --arg n $ACCOUNT '.accounts[] | select(.name == $n) | .fingerprint')
+    [ -n "$fa_new" ] && [ "$fa_new" != "$fa_old" ] || { fail "A's account fingerprint did not change ($fa_old -> $fa_new)"; finish remove; return 1; }
+    [ "$(stat -c %a "$W/a/accounts/$ACCOUNT.handoff-rekey" 2>/dev/null)" = 600 ] && [ "$(stat -c %a "$W/a/accounts/$ACCOUNT.handoff-key")" = 600 ] ||
+        { fail "A's rekey file / key file modes: $(stat -c %a "$W/a/accounts/$ACCOUNT.handoff-rekey" "$W/a/accounts/$ACCOUNT.handoff-key" 2>&1 | tr '\n' ' ') (expected 600)"; finish remove; return 1; }
+    # The secrets to look for in the logs: both keys and the envelopes (long hex runs; never printed).
+    secrets=$(grep -ohE '[0-9a-f]{64,}' "$W/a/accounts/$ACCOUNT.handoff-rekey" "$W/a/accounts/$ACCOUNT.handoff-key")
+    ctl a devices --json > "$LOGDIR/devices-a-removed.json" 2>&1
+    jq -e '.devices | any(.[]; .name == "laptop b" and .newKeyPending == true) and (any(.[]; .name == "laptop p") | not)' "$LOGDIR/devices-a-removed.json" > /dev/null ||
+        { fail "A's devices do not show B's new key pending without P: $(cat "$LOGDIR/devices-a-removed.json")"; finish remove; return 1; }
+    stop_publisher remove
+    # B publishes (under the old key) until A has delivered B's envelope.
+    "$BIN/handoffctl" publish --type "$typeb" --socket "$(sock b)" > "$LOGDIR/publish-remove-b.log" 2>&1 &
+    bpub=$!; PIDS+=($bpub)
+    delivered() { grep -qF "delivered the new key of account $ACCOUNT to device \"laptop b\"" "$LOGDIR/a.log"; }
+    wait_until 180 delivered || { fail "A did not deliver B's new key within 180 s of B publishing (a.log)"; kill -TERM $bpub; wait $bpub; finish remove; return 1; }
+    t_del=$EPOCHREALTIME
+    kill -TERM $bpub; wait $bpub
+    fb_new=$(ctl b account list --json | jq -r --arg n $ACCOUNT '.accounts[] | select(.name == $n) | .fingerprint')
+    [ "$fb_new" = "$fa_new" ] || { fail "B's account fingerprint is $fb_new, A's new one $fa_new"; finish remove; return 1; }
+    wait_until 30 test ! -e "$W/a/accounts/$ACCOUNT.handoff-rekey" || { fail "A kept its rekey file after every envelope was delivered"; finish remove; return 1; }
+    # A's new activity: B lists it, P does not.
+    t_pub=$EPOCHREALTIME
+    start_publisher remove2 "$type2"
+    wait_until 45 b_lists "$type2" || { fail "B did not list A's $type2 under the new key"; finish remove2; return 1; }
+    t_b=$EPOCHREALTIME
+    end=$(plus "$t_b" 30)
+    while le "$EPOCHREALTIME" "$end"; do
+        polls=$((polls + 1))
+        p_lists "$type2" && { fail "P (removed) lists A's $type2"; finish remove2; return 1; }
+        nap 1
+    done
+    finish remove2
+    for s in $secrets; do grep -rqF "$s" "$LOGDIR" --exclude-dir=accounts && leaked+="${s:0:8}… "; done
+    [ -z "$leaked" ] || { fail "key or envelope bytes are in a log ($leaked)"; return 1; }
+    pass "A removed P and its new key reached B $(secs "$t_rm" "$t_del") s after the removal (B publishing); B holds the new account $fa_new and listed A's new activity $(secs "$t_pub" "$t_b") s after it was published, P did not in $polls polls over 30 s; rekey file 0600 and gone once delivered; no key or envelope bytes in the logs"
 }
 
 # 12. desktop (issue 14; needs --privacy: Continue fetches over GATT). B gets a desktop: a session

@@ -6,6 +6,9 @@ public enum ContinuationFormat {
     /// The first byte of an introduction's request and response: version 1, kind 1
     /// (docs/continuation.md, section 9).
     public static let introductionByte: UInt8 = 0x11
+    /// The first byte of a rekey's request and response: version 1, kind 2
+    /// (docs/continuation.md, section 11).
+    public static let rekeyByte: UInt8 = 0x12
     /// The GATT primary service "handoff continuation".
     public static let serviceUUID = "7a955467-538c-4b86-9aa8-9ef63d05d0a7"
     /// The request characteristic (`write`).
@@ -31,8 +34,34 @@ public enum ContinuationFormat {
     /// card padded to its longest (section 9).
     public static let introductionRequestLength = requestLength + DeviceCard.maximumEncodedLength
 
+    /// Length of a rekey request: a continuation request's, plus the requester's fingerprint
+    /// and a rekey envelope (193 bytes; docs/continuation.md, section 11).
+    public static let rekeyRequestLength = requestLength + DeviceCard.fingerprintLength + RekeyFormat.envelopeLength
+    /// Length of a rekey's `ok` response: kind, status, nonce, sealed acknowledgement, Poly1305 tag (62 bytes).
+    public static let rekeyResponseLength = 2 + 12 + RekeyFormat.acknowledgementLength + 16
+
     static let requestLabel = Array("handoff v1 continue request".utf8)
     static let responseLabel = Array("handoff v1 continue response".utf8)
     static let introductionRequestLabel = Array("handoff v1 introduce request".utf8)
     static let introductionResponseLabel = Array("handoff v1 introduce response".utf8)
+    static let rekeyRequestLabel = Array("handoff v1 rekey request".utf8)
+    static let rekeyResponseLabel = Array("handoff v1 rekey response".utf8)
+
+    /// The request label of an exchange kind (the first byte).
+    static func requestLabel(kind: UInt8) -> [UInt8] {
+        switch kind {
+        case introductionByte: introductionRequestLabel
+        case rekeyByte: rekeyRequestLabel
+        default: requestLabel
+        }
+    }
+
+    /// The response label of an exchange kind (the first byte).
+    static func responseLabel(kind: UInt8) -> [UInt8] {
+        switch kind {
+        case introductionByte: introductionResponseLabel
+        case rekeyByte: rekeyResponseLabel
+        default: responseLabel
+        }
+    }
 }

@@ -19,12 +19,25 @@ public struct ContinuationServer: Sendable {
         /// For an introduction (docs/continuation.md, section 9), the requester's card;
         /// nil for a continuation.
         public let requesterCard: DeviceCard?
+        /// For a rekey (docs/continuation.md, section 11), the sender's fingerprint and its
+        /// envelope, to open with `openRekey(_:identity:roster:)`; nil for the other kinds.
+        public let rekey: RekeyRequest?
         /// The chunks of the response must carry this.
         public let session: UInt32
-        fileprivate let requestNonce: [UInt8]
-        fileprivate let context: [UInt8]
-        fileprivate let tag: [UInt8]
-        fileprivate let key: SecretBytes
+        let requestNonce: [UInt8]
+        let context: [UInt8]
+        let tag: [UInt8]
+        let key: SecretBytes
+        /// The account key the request opened under (a rekey's envelope is bound to it).
+        let accountKey: AccountKey
+    }
+
+    /// What a rekey request carries besides the 26 bytes every request does.
+    public struct RekeyRequest: Sendable, Hashable {
+        /// The fingerprint of the device that sealed the envelope (16 hex digits).
+        public let sender: String
+        /// The envelope, `RekeyFormat.envelopeLength` bytes, not yet opened.
+        public let envelope: [UInt8]
     }
 
     private struct Advertised: Sendable {
@@ -44,6 +57,9 @@ public struct ContinuationServer: Sendable {
     public static let rememberedSequences = 256
 
     public let configuration: BeaconConfiguration
+    /// Whether rekey requests (kind 0x12) are accepted; when false they are refused as
+    /// `malformed`, as by a device that predates rekeys (docs/continuation.md, section 11).
+    public var acceptsRekeys = false
     private var advertised: [[UInt8]: [Advertised]] = [:]
     private var seenNonces: [Epoch: Set<[UInt8]>] = [:]
 
@@ -73,17 +89,19 @@ public struct ContinuationServer: Sendable {
         advertised[tag] = entries
     }
 
-    /// Checks a request, a continuation's or an introduction's (they differ in the
-    /// first byte, the labels, and the card after the plaintext's first 26 bytes).
+    /// Checks a request, a continuation's, an introduction's or (with `acceptsRekeys`) a rekey's:
+    /// they differ in the first byte, the labels, and what follows the plaintext's first 26
+    /// bytes (nothing, a padded card, a fingerprint and an envelope).
     /// - Throws: the status to refuse it with.
     public mutating func accept(_ request: [UInt8], now: Double) throws(ExchangeStatus) -> Accepted {
         prune(current: configuration.epoch(containing: now))
-        let introduction: Bool
+        let kind: UInt8
         switch request.first {
-        case ContinuationFormat.versionByte where request.count == ContinuationFormat.requestLength:
-            introduction = false
-        case ContinuationFormat.introductionByte where request.count == ContinuationFormat.introductionRequestLength:
-            introduction = true
+        case ContinuationFormat.versionByte where request.count == ContinuationFormat.requestLength,
+            ContinuationFormat.introductionByte where request.count == ContinuationFormat.introductionRequestLength:
+            kind = request[0]
+        case ContinuationFormat.rekeyByte where acceptsRekeys && request.count == ContinuationFormat.rekeyRequestLength:
+            kind = request[0]
         default:
             throw .malformed
         }
@@ -101,8 +119,7 @@ public struct ContinuationServer: Sendable {
             let context = candidate.epoch.context.bytes
             guard let plaintext = try? Array(ChaChaPoly.open(
                 box, using: candidate.account.schedule.payloadKey,
-                authenticating: (introduction ? ContinuationFormat.introductionRequestLabel : ContinuationFormat.requestLabel)
-                    + context + tag))
+                authenticating: ContinuationFormat.requestLabel(kind: kind) + context + tag))
             else { continue }
             let nonce = Array(plaintext[0..<16])
             let sequence = UInt16(plaintext[16]) << 8 | UInt16(plaintext[17])
@@ -112,9 +129,14 @@ public struct ContinuationServer: Sendable {
                 throw .unknownBeacon
             }
             var card: DeviceCard?
-            if introduction {
+            var rekey: RekeyRequest?
+            if kind == ContinuationFormat.introductionByte {
                 guard let decoded = try? DeviceCard(decodingPadded: plaintext[26...]) else { throw .malformed }
                 card = decoded
+            } else if kind == ContinuationFormat.rekeyByte {
+                let envelopeStart = 26 + DeviceCard.fingerprintLength
+                rekey = RekeyRequest(
+                    sender: Hex.encode(plaintext[26..<envelopeStart]), envelope: Array(plaintext[envelopeStart...]))
             }
             guard !seenNonces.values.contains(where: { $0.contains(nonce) }) else { throw .replayed }
             if seenNonces.values.reduce(0, { $0 + $1.count }) < ContinuationFormat.rememberedRequests {
@@ -125,15 +147,17 @@ public struct ContinuationServer: Sendable {
             }
             return Accepted(
                 account: candidate.account.id, epoch: candidate.epoch, activity: activity,
-                requester: DeviceID(rawValue: requester), requesterCard: card, session: Self.uint32(nonce[0..<4]), requestNonce: nonce,
-                context: context, tag: tag, key: candidate.account.schedule.payloadKey.withUnsafeBytes { SecretBytes($0) })
+                requester: DeviceID(rawValue: requester), requesterCard: card, rekey: rekey,
+                session: Self.uint32(nonce[0..<4]), requestNonce: nonce, context: context, tag: tag,
+                key: candidate.account.schedule.payloadKey.withUnsafeBytes { SecretBytes($0) },
+                accountKey: candidate.account)
         }
         throw .authenticationFailed
     }
 
     /// The sealed `ok` response carrying `payload`.
     public func respond(to request: Accepted, with payload: ActivityPayload, using generator: inout some RandomNumberGenerator) -> [UInt8] {
-        precondition(request.requesterCard == nil, "an introduction is answered with a card")
+        precondition(request.requesterCard == nil && request.rekey == nil, "only a continuation is answered with an activity")
         return seal(payload.encoded(), kind: ContinuationFormat.versionByte, label: ContinuationFormat.responseLabel,
             for: request, using: &generator)
     }
@@ -153,7 +177,7 @@ public struct ContinuationServer: Sendable {
         return respond(to: request, introducing: card, using: &generator)
     }
 
-    private func seal(
+    func seal(
         _ plaintext: [UInt8], kind: UInt8, label: [UInt8], for request: Accepted,
         using generator: inout some RandomNumberGenerator
     ) -> [UInt8] {
@@ -172,9 +196,9 @@ public struct ContinuationServer: Sendable {
         return respond(to: request, with: payload, using: &generator)
     }
 
-    /// A refusal: the version and the status, no body.
-    public static func refusal(_ status: ExchangeStatus) -> [UInt8] {
-        [ContinuationFormat.versionByte, status.rawValue]
+    /// A refusal: the version (or the exchange's kind byte) and the status, no body.
+    public static func refusal(_ status: ExchangeStatus, kind: UInt8 = ContinuationFormat.versionByte) -> [UInt8] {
+        [kind, status.rawValue]
     }
 
     /// Forgets beacons and nonces of epochs before the previous one.

@@ -12,6 +12,9 @@ public enum ExchangeError: Error, Sendable, Hashable, CustomStringConvertible {
     case badChunk(String)
     /// An introduction's response opened but holds no valid device card.
     case invalidCard(DeviceCardError)
+    /// A rekey's response opened but its acknowledgement is not the recipient's for this
+    /// request and envelope (docs/continuation.md, section 11).
+    case invalidAcknowledgement
 
     public var description: String {
         switch self {
@@ -21,6 +24,7 @@ public enum ExchangeError: Error, Sendable, Hashable, CustomStringConvertible {
         case .invalidPayload(let error): "invalid payload: \(error)"
         case .badChunk(let why): "bad chunk: \(why)"
         case .invalidCard(let error): "\(error)"
+        case .invalidAcknowledgement: "the origin device did not prove it installed the new account key"
         }
     }
 }

@@ -13,6 +13,10 @@ public enum ExchangeStatus: UInt8, Sendable, Hashable, CaseIterable, Error, Cust
     case notCurrent = 5
     /// The origin is serving as many exchanges as it may; try again.
     case busy = 6
+    /// A rekey's sender is not a device of the origin's roster (docs/continuation.md, section 11).
+    case unknownDevice = 7
+    /// A rekey's envelope did not open, or its contents were refused (section 11).
+    case invalidEnvelope = 8
 
     public var description: String {
         switch self {
@@ -23,6 +27,8 @@ public enum ExchangeStatus: UInt8, Sendable, Hashable, CaseIterable, Error, Cust
         case .replayed: "the request was a replay"
         case .notCurrent: "the activity is no longer current on the origin device"
         case .busy: "the origin device is busy"
+        case .unknownDevice: "the origin device does not know the requesting device"
+        case .invalidEnvelope: "the origin device refused the rekey envelope"
         }
     }
 }

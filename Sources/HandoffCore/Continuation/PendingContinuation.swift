@@ -4,16 +4,21 @@ import Crypto
 /// builds the sealed request for a recognised beacon, then opens the origin's response.
 ///
 /// With `introducing`, the exchange is an introduction instead (section 9): the
-/// request carries this device's card and the response the origin's.
+/// request carries this device's card and the response the origin's. A rekey
+/// (`init(beacon:tag:account:requester:rekey:using:)`, section 11) carries an envelope.
 public struct PendingContinuation: Sendable {
     /// The request to write to the origin's request characteristic.
     public let request: [UInt8]
     /// Whether this is an introduction (the first byte of request and response).
     public var isIntroduction: Bool { kind == ContinuationFormat.introductionByte }
+    /// Whether this is a rekey (docs/continuation.md, section 11).
+    public var isRekey: Bool { kind == ContinuationFormat.rekeyByte }
     private let kind: UInt8
+    /// For a rekey, the envelope the request carries (its recipient's acknowledgement is checked).
+    let rekey: RekeyEnvelope?
     /// The chunks of the answer carry this (the request nonce's first 4 bytes).
     public let session: UInt32
-    private let requestNonce: [UInt8]
+    let requestNonce: [UInt8]
     private let context: [UInt8]
     private let tag: [UInt8]
     private let key: SecretBytes
@@ -30,6 +35,17 @@ public struct PendingContinuation: Sendable {
         beacon: RecognizedBeacon, tag: [UInt8], account: AccountKey, requester: DeviceID,
         introducing card: DeviceCard? = nil, using generator: inout some RandomNumberGenerator
     ) {
+        self.init(
+            beacon: beacon, tag: tag, account: account, requester: requester,
+            kind: card == nil ? ContinuationFormat.versionByte : ContinuationFormat.introductionByte,
+            extra: card?.paddedEncoding() ?? [], rekey: nil, using: &generator)
+    }
+
+    /// The request of any kind: `extra` follows the 26 bytes every plaintext starts with.
+    init(
+        beacon: RecognizedBeacon, tag: [UInt8], account: AccountKey, requester: DeviceID, kind: UInt8,
+        extra: [UInt8], rekey: RekeyEnvelope?, using generator: inout some RandomNumberGenerator
+    ) {
         precondition(tag.count == 4, "a recognition tag has 4 bytes")
         var nonce = [UInt8](repeating: 0, count: ContinuationFormat.requestNonceLength)
         for index in nonce.indices { nonce[index] = UInt8.random(in: .min ... .max, using: &generator) }
@@ -40,20 +56,20 @@ public struct PendingContinuation: Sendable {
         plaintext += [UInt8(beacon.sequence >> 8), UInt8(truncatingIfNeeded: beacon.sequence)]
         plaintext += Self.bigEndian(beacon.device.rawValue)
         plaintext += Self.bigEndian(requester.rawValue)
-        kind = card == nil ? ContinuationFormat.versionByte : ContinuationFormat.introductionByte
-        if let card { plaintext += card.paddedEncoding() }
+        plaintext += extra
+        self.kind = kind
         let key = account.schedule.payloadKey
         // Sealing with a 12-byte nonce cannot fail.
         let box = try! ChaChaPoly.seal(
             plaintext, using: key, nonce: try! ChaChaPoly.Nonce(data: aeadNonce),
-            authenticating: (card == nil ? ContinuationFormat.requestLabel : ContinuationFormat.introductionRequestLabel)
-                + context + tag)
+            authenticating: ContinuationFormat.requestLabel(kind: kind) + context + tag)
         request = [kind] + tag + aeadNonce + Array(box.ciphertext) + Array(box.tag)
         session = UInt32(nonce[0]) << 24 | UInt32(nonce[1]) << 16 | UInt32(nonce[2]) << 8 | UInt32(nonce[3])
         requestNonce = nonce
         self.context = context
         self.tag = tag
         self.key = key.withUnsafeBytes { SecretBytes($0) }
+        self.rekey = rekey
     }
 
     /// `init(beacon:tag:account:requester:introducing:using:)` with the system's secure generator.
@@ -72,7 +88,7 @@ public struct PendingContinuation: Sendable {
     /// Opens the reassembled response of a continuation.
     /// - Throws: `ExchangeError`: refused, malformed, not authentic, or an invalid payload.
     public func open(response: [UInt8]) throws(ExchangeError) -> ActivityPayload {
-        precondition(!isIntroduction, "an introduction's response holds a card")
+        precondition(kind == ContinuationFormat.versionByte, "only a continuation's response holds an activity")
         let plaintext = try openPlaintext(response)
         do { return try ActivityPayload(decoding: plaintext) } catch { throw .invalidPayload(error) }
     }
@@ -85,7 +101,7 @@ public struct PendingContinuation: Sendable {
         do { return try DeviceCard(decodingPadded: plaintext) } catch { throw .invalidCard(error) }
     }
 
-    private func openPlaintext(_ response: [UInt8]) throws(ExchangeError) -> [UInt8] {
+    func openPlaintext(_ response: [UInt8]) throws(ExchangeError) -> [UInt8] {
         guard response.count >= 2 else { throw .malformedResponse("\(response.count) bytes") }
         guard response[0] == kind else {
             throw .malformedResponse("version byte 0x\(String(response[0], radix: 16))")
@@ -103,7 +119,7 @@ public struct PendingContinuation: Sendable {
                 nonce: ChaChaPoly.Nonce(data: response[2..<14]), ciphertext: response[14..<(response.count - 16)],
                 tag: response[(response.count - 16)...])
             let key = self.key.withUnsafeBytes { SymmetricKey(data: $0) }
-            let label = isIntroduction ? ContinuationFormat.introductionResponseLabel : ContinuationFormat.responseLabel
+            let label = ContinuationFormat.responseLabel(kind: kind)
             return Array(try ChaChaPoly.open(box, using: key, authenticating: label + context + tag + requestNonce))
         } catch {
             throw .authenticationFailed

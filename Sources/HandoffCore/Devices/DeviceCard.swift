@@ -80,8 +80,16 @@ public struct DeviceCard: Sendable, Hashable, Codable {
     /// SHA-256("handoff v1 device key" ‖ public key), first 8 bytes as 16 hex
     /// digits: the device's lasting identity, shown by `handoffctl devices`.
     public var fingerprint: String {
-        Hex.encode(Array(SHA256.hash(data: Self.fingerprintLabel + publicKey).prefix(8)))
+        Hex.encode(fingerprintBytes)
     }
+
+    /// The fingerprint's 8 bytes, as rekey envelopes and requests carry them (docs/devices.md, section 7).
+    public var fingerprintBytes: [UInt8] {
+        Array(SHA256.hash(data: Self.fingerprintLabel + publicKey).prefix(Self.fingerprintLength))
+    }
+
+    /// Bytes of a fingerprint.
+    public static let fingerprintLength = 8
 
     /// Checks a device name (docs/devices.md, section 2): 1 to 64 Unicode scalars
     /// and at most 200 UTF-8 bytes, first and last not White_Space, no control

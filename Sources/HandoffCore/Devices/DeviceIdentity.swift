@@ -30,6 +30,12 @@ public struct DeviceIdentity: Sendable, CustomStringConvertible, CustomDebugStri
         try privateKey.withUnsafeBytes { (bytes) throws(DeviceCardError) in try DeviceIdentity(privateKey: Array(bytes), name: name) }
     }
 
+    /// `X25519(this identity's private key, publicKey)`; nil for a key that is not 32 bytes
+    /// or a low-order point (docs/devices.md, section 7).
+    func sharedSecret(with publicKey: [UInt8]) -> SecretBytes? {
+        KeyAgreement.sharedSecret(privateKey, publicKey)
+    }
+
     public var description: String { "DeviceIdentity(name: \(String(reflecting: card.name)), fingerprint: \(card.fingerprint))" }
     public var debugDescription: String { description }
     public var customMirror: Mirror {

@@ -21,7 +21,7 @@ enum PairingCrypto {
     }
 
     static func hmac(key: SecretBytes, _ message: [UInt8]) -> [UInt8] {
-        key.withUnsafeBytes { Array(HMAC<SHA256>.authenticationCode(for: message, using: SymmetricKey(data: $0))) }
+        KeyAgreement.hmac(key: key, message)
     }
 
     /// `Co = HMAC(No, L_commit ‖ PKj ‖ PKo)`.
@@ -56,38 +56,18 @@ enum PairingCrypto {
 
     /// `DH = X25519(sk, peer)`; `malformed` for a key whose result is all zeros (a low-order point).
     static func sharedSecret(_ privateKey: SecretBytes, _ peer: [UInt8]) throws(PairingError) -> SecretBytes {
-        do {
-            let peerKey = try Curve25519.KeyAgreement.PublicKey(rawRepresentation: peer)
-            let shared = try privateKey.withUnsafeBytes { raw in
-                try Curve25519.KeyAgreement.PrivateKey(rawRepresentation: raw).sharedSecretFromKeyAgreement(
-                    with: peerKey)
-            }
-            let bytes = shared.withUnsafeBytes { SecretBytes($0) }
-            let allZero = bytes.withUnsafeBytes { $0.reduce(UInt8(0)) { $0 | $1 } == 0 }
-            guard !allZero else { throw PairingError(.malformed) }
-            return bytes
-        } catch let error as PairingError {
-            throw error
-        } catch {
-            throw PairingError(.malformed)
-        }
+        guard let shared = KeyAgreement.sharedSecret(privateKey, peer) else { throw PairingError(.malformed) }
+        return shared
     }
 
     /// `HKDF(IKM = DH, salt = T, info = label, L = 32)`.
     static func derive(_ shared: SecretBytes, transcript: [UInt8], label: [UInt8]) -> SecretBytes {
-        let key = shared.withUnsafeBytes { raw in
-            HKDF<SHA256>.deriveKey(
-                inputKeyMaterial: SymmetricKey(data: raw), salt: transcript, info: label, outputByteCount: 32)
-        }
-        return key.withUnsafeBytes { SecretBytes($0) }
+        KeyAgreement.derive(shared, salt: transcript, info: label)
     }
 
     /// Constant-time equality of two byte strings of public length.
     static func equal(_ a: [UInt8], _ b: [UInt8]) -> Bool {
-        guard a.count == b.count else { return false }
-        var difference: UInt8 = 0
-        for index in a.indices { difference |= a[index] ^ b[index] }
-        return difference == 0
+        KeyAgreement.equal(a, b)
     }
 
     /// Checks version and type; returns the body after them.

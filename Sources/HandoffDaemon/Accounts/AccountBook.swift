@@ -101,6 +101,20 @@ public struct AccountBook: Sendable {
         try add(key, owner: owner)
     }
 
+    /// Replaces the key of the account `key.name` by `key` (a rekey, docs/devices.md section 7),
+    /// on disk atomically first: when the file cannot be written nothing changes.
+    public mutating func replace(with key: AccountKey) throws(ProtocolError) {
+        guard keys[key.name] != nil else { throw ProtocolError(.notFound, "no account \"\(key.name)\"") }
+        var created = timespec()
+        clock_gettime(CLOCK_REALTIME, &created)
+        do {
+            try store.save(AccountKeyFile(key: key, created: UInt64(created.tv_sec)), replacing: true)
+        } catch {
+            throw ProtocolError(.internal, error.description)
+        }
+        keys[key.name] = key
+    }
+
     /// The export code of an account `uid` may use.
     public func exportCode(_ name: String, uid: UInt32) throws(ProtocolError) -> String {
         let key = try usable(name, uid: uid)

@@ -21,12 +21,18 @@ public enum ExchangeResponse: Sendable, Equatable {
     case activity(ActivityPayload)
     /// An introduction's card of the origin device (docs/devices.md).
     case card(DeviceCard)
+    /// A rekey's acknowledgement checked: the origin installed the new account key (docs/devices.md, section 7).
+    case rekeyInstalled
 }
 
 extension PendingContinuation {
     /// Opens the reassembled response, as the request's kind says.
     public func openResponse(_ whole: [UInt8]) throws(ExchangeError) -> ExchangeResponse {
-        isIntroduction ? .card(try openIntroduction(response: whole)) : .activity(try open(response: whole))
+        if isRekey {
+            try openRekey(response: whole)
+            return .rekeyInstalled
+        }
+        return isIntroduction ? .card(try openIntroduction(response: whole)) : .activity(try open(response: whole))
     }
 }
 

@@ -121,6 +121,7 @@ extension HandoffDaemon {
             logger.notice("continuation request from \(context.peer) refused: \(error)")
             throw error
         }
+        if accepted.rekey != nil { return try serveRekey(accepted, context) }
         if let card = accepted.requesterCard { return try serveIntroduction(accepted, card: card, context) }
         // The account may have been removed since the beacon went out (SIGHUP, account.remove).
         // Each user's current activity is on the air: the one asked for must still be its user's.

@@ -18,6 +18,7 @@ struct OriginExchanges: Sendable {
 
     init(configuration: BeaconConfiguration) {
         server = ContinuationServer(configuration: configuration)
+        server.acceptsRekeys = true
     }
 
     /// Remembers which activity a beacon we are about to advertise announces.
@@ -42,6 +43,18 @@ struct OriginExchanges: Sendable {
     func respond(to accepted: ContinuationServer.Accepted, introducing card: DeviceCard, mtu: Int) -> (bytes: Int, chunks: [[UInt8]]) {
         let response = server.respond(to: accepted, introducing: card)
         return (response.count, ResponseChunks.split(response, session: accepted.session, mtu: mtu))
+    }
+
+    /// Opens the envelope of an accepted rekey (docs/devices.md, section 7).
+    func openRekey(
+        _ accepted: ContinuationServer.Accepted, identity: DeviceIdentity, roster: DeviceRoster
+    ) throws(RekeyError) -> RekeyEnvelope.Contents {
+        try server.openRekey(accepted, identity: identity, roster: roster)
+    }
+
+    /// The sealed acknowledgement of a rekey whose new key is installed, cut for the link's MTU.
+    func respond(to accepted: ContinuationServer.Accepted, installed contents: RekeyEnvelope.Contents, mtu: Int) -> [[UInt8]] {
+        ResponseChunks.split(server.respond(to: accepted, installed: contents), session: accepted.session, mtu: mtu)
     }
 
     /// Starts timing an exchange; `timedOut` runs if it is not ended within the timeout.

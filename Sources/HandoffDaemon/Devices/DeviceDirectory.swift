@@ -15,7 +15,7 @@ struct DeviceDirectory: Sendable {
     static let saveInterval: Duration = .seconds(600)
 
     let identity: DeviceIdentity
-    private let store: DeviceStore?
+    let store: DeviceStore?
     private var rosters: [AccountID: (name: String, roster: DeviceRoster)] = [:]
     /// Accounts whose roster changed since it was last saved.
     private var unsaved: Set<AccountID> = []
@@ -51,6 +51,35 @@ struct DeviceDirectory: Sendable {
     /// The roster device that sent beacons from `origin`, if it is known.
     func device(sending origin: BeaconOrigin, key: AccountKey) -> DeviceRoster.Device? {
         rosters[key.id]?.roster.device(sending: origin.device, schedule: key.schedule, epoch: origin.epoch)
+    }
+
+    /// The roster device that sent beacons from `origin`, recognised under `key`, looked up in the
+    /// roster of `account` (a retired key's beacons: the roster is now the new key's).
+    func device(sending origin: BeaconOrigin, key: AccountKey, roster account: AccountID) -> DeviceRoster.Device? {
+        rosters[account]?.roster.device(sending: origin.device, schedule: key.schedule, epoch: origin.epoch)
+    }
+
+    /// The account's key was replaced (a rekey): its roster is now the new identifier's.
+    mutating func rekeyed(from old: AccountID, to new: AccountID) {
+        guard let entry = rosters.removeValue(forKey: old) else { return }
+        rosters[new] = entry
+        if unsaved.remove(old) != nil { unsaved.insert(new) }
+    }
+
+    /// The roster of `account`.
+    func roster(of account: AccountID) -> DeviceRoster { rosters[account]?.roster ?? DeviceRoster() }
+
+    /// Drops the devices with these fingerprints from the roster of `account` and saves it now;
+    /// returns the problem, if any.
+    mutating func drop(_ fingerprints: [String], account: AccountID) -> String? {
+        guard var entry = rosters[account] else { return nil }
+        for device in entry.roster.devices where fingerprints.contains(device.card.fingerprint) {
+            _ = entry.roster.remove(device.card.publicKey)
+        }
+        rosters[account] = entry
+        unsaved.remove(account)
+        do { try store?.save(entry.roster, account: entry.name) } catch { return "\(error)" }
+        return nil
     }
 
     /// The known devices of `account`.
@@ -111,6 +140,8 @@ struct DeviceDirectory: Sendable {
     /// been connected to (under a new private address) left its services unresolved, and bluetoothd
     /// 5.66 exited when that link was dropped.
     static let quietAfterExchange: Duration = .seconds(30)
+    /// `quietAfterExchange` as the settings say.
+    var quiet: Duration = Self.quietAfterExchange
     private var lastExchange: ContinuousClock.Instant?
 
     /// Notes that an exchange over GATT ended (a continuation; introductions note themselves).
@@ -119,7 +150,7 @@ struct DeviceDirectory: Sendable {
     /// Whether an introduction to `origin` may start now.
     func mayIntroduce(_ origin: BeaconOrigin, now: ContinuousClock.Instant) -> Bool {
         guard introduction == nil else { return false }
-        if let lastExchange, now - lastExchange < Self.quietAfterExchange { return false }
+        if let lastExchange, now - lastExchange < quiet { return false }
         return backoff[origin.account].map { now >= $0.next } ?? true
     }
 

@@ -18,6 +18,11 @@ extension HandoffDaemon {
         guard let key = key(entry.account) else { return entry }
         if let device = devices.device(sending: entry.origin, key: key) {
             devices.heard(device, account: entry.account, now: Self.wallClock())
+            // Heard under the new key: it has it, whatever became of the acknowledgement.
+            if rekeys.isPending(device.card.fingerprint, account: entry.accountName) {
+                logger.info("device \(device.card.fingerprint) is heard under the new key of account \(entry.accountName)")
+                rekeyReached(device.card.fingerprint, account: entry.accountName)
+            }
             for problem in devices.save() { logger.error("device roster not saved: \(problem)") }
             return nearby.setDevice(entry.id, name: device.card.name, fingerprint: device.card.fingerprint) ?? entry
         }
@@ -76,7 +81,7 @@ extension HandoffDaemon {
             // derives no identifiers), then every entry of the account the roster now names.
             if let named = nearby.setDevice(nearbyID, name: card.name, fingerprint: card.fingerprint) { tell(.updated, named) }
             renameEntries(of: origin.account)
-        case .success(.activity):
+        case .success(.activity), .success(.rekeyInstalled):
             devices.end(origin, succeeded: false, now: .now)
         case .failure(let failure):
             devices.end(origin, succeeded: failure.code == .cancelled ? nil : false, now: .now)
@@ -141,7 +146,8 @@ extension HandoffDaemon {
                         account: key.name, name: device.card.name, fingerprint: device.card.fingerprint,
                         thisDevice: false, nearby: nearbyKeys.contains(device.card.fingerprint),
                         introduced: Date(timeIntervalSince1970: device.introduced),
-                        lastHeard: device.lastHeard.map { min(Date(timeIntervalSince1970: $0), now) }))
+                        lastHeard: device.lastHeard.map { min(Date(timeIntervalSince1970: $0), now) },
+                        newKeyPending: rekeys.isPending(device.card.fingerprint, account: key.name) ? true : nil))
             }
         }
         return DevicesResult(devices: result)

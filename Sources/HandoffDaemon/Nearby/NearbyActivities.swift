@@ -24,6 +24,9 @@ struct NearbyActivities: Sendable {
     private(set) var heard: UInt64 = 0
     /// Wakes the daemon at the next expiry.
     var timer = OneShotTimer()
+    /// Retired account keys (after a device removal, docs/devices.md section 7): recognised only
+    /// to find the devices still waiting for the new key; their beacons are never listed.
+    private(set) var retired: Set<AccountID> = []
 
     init(configuration: BeaconConfiguration, accounts: [AccountKey], capacity: Int, expiry: Duration) {
         // Our devices share the expiry, so the origin renews its beacon every
@@ -43,7 +46,8 @@ struct NearbyActivities: Sendable {
 
     /// Takes one scan report; `isOwn` tells our own beacons (heard back) apart.
     mutating func hear(
-        _ report: AdvertisementReport, isOwn: (RecognizedBeacon) -> Bool, now: Double, instant: ContinuousClock.Instant
+        _ report: AdvertisementReport, isOwn: (RecognizedBeacon) -> Bool, now: Double, instant: ContinuousClock.Instant,
+        retiredHeard: (RecognizedBeacon) -> Void = { _ in }
     ) -> [Event] {
         heard += 1
         let wallClock = Date(timeIntervalSince1970: now)
@@ -63,6 +67,10 @@ struct NearbyActivities: Sendable {
             return []
         }
         if isOwn(beacon) { return [] }
+        if retired.contains(beacon.origin.account) {
+            retiredHeard(beacon)
+            return []
+        }
         let (change, evicted) = registry.record(
             beacon, rssi: report.rssi, device: report.device.rawValue, address: report.address,
             wallClock: wallClock, now: instant)
@@ -84,8 +92,13 @@ struct NearbyActivities: Sendable {
     mutating func expire(now: ContinuousClock.Instant) -> [NearbyEntry] { registry.expire(now: now) }
 
     /// Recognises the beacons of `accounts` from now on; returns the entries of accounts that went.
-    mutating func use(accounts: [AccountKey], declared: Set<ActivityType>) -> [NearbyEntry] {
-        recognizer = BeaconRecognizer(configuration: recognizer.configuration, accounts: accounts)
+    mutating func use(accounts: [AccountKey], retired retiredKeys: [AccountKey] = [], declared: Set<ActivityType>)
+        -> [NearbyEntry]
+    {
+        let current = Set(accounts.map(\.id))
+        let extra = retiredKeys.filter { !current.contains($0.id) }
+        retired = Set(extra.map(\.id))
+        recognizer = BeaconRecognizer(configuration: recognizer.configuration, accounts: accounts + extra)
         recognizer.declareActivityTypes(declared)
         return registry.retainAccounts(Set(accounts.map(\.id)))
     }

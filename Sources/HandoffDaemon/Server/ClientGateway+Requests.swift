@@ -62,6 +62,8 @@ extension ClientGateway {
             try reply(await daemon.status(for: caller))
         case .devices:
             try reply(await daemon.deviceList(for: caller))
+        case .devicesRemove:
+            try reply(try await daemon.removeDevice(try params(DevicesRemoveParams.self), for: caller))
         case .accountCreate:
             try reply(try await daemon.createAccount(try params(AccountNameParams.self).name, for: caller))
         case .accountList:

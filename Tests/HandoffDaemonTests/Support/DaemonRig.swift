@@ -20,11 +20,13 @@ struct DaemonRig {
     init(
         _ name: String, air: FakeAir? = nil, registry: LoopbackLink.Registry? = LoopbackLink.Registry(),
         settings: DaemonSettings = DaemonRig.settings, options: ClientGateway.Options = .init(),
-        log: (any LogHandler)? = nil
+        log: (any LogHandler)? = nil, storesDevices: Bool = false
     ) async throws {
         self.name = name
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("handoff-daemon-\(name)-\(UUID())")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        var settings = settings
+        if storesDevices { settings.deviceDirectory = directory.path }
         let radio = FakeRadio(name: name, air: air)
         self.radio = radio
         link = registry.map { LoopbackLink(device: radio.device, registry: $0) }
