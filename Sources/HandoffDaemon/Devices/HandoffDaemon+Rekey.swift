@@ -140,7 +140,7 @@ extension HandoffDaemon {
             origin: { [weak self] in await self?.rekeys.pending(account: name)?.heard[fingerprint]?.device },
             request: { [weak self] in await self?.rekeyRequest(fingerprint, account: name, introducing: introducing) },
             trace: { [logger] step in logger.debug("new key for device \(fingerprint): \(step)") },
-            keepsLink: false)
+            keepsLink: { false })
         logger.debug(
             introducing
                 ? "introducing this device to device \(fingerprint) before delivering the new key of \(name)"
