@@ -22,13 +22,12 @@
 #                desktop: N activities continued from the notification (default 1)
 #   --privacy    bluetoothd's LE privacy on (Privacy = device, from a main.conf of our own)
 #   --ext-adv    controllers with LE extended advertising (btvirt without -L)
-#   SCENARIO     discovery rotation update-invalidate wrong-account bluetoothd-restart
-#                power-cycle continue pair desktop replay clean-shutdown (default: all
-#                eleven). They run in this order whatever order they are given in; each sets
-#                up what it needs, so any subset runs. continue, pair, desktop and replay need
-#                --privacy. Two more run only when named: legacy-privacy (needs --privacy
-#                without --ext-adv; config legacy-private), and remove (after pair, which it
-#                needs: --privacy; config private).
+#   SCENARIO     discovery devices rotation update-invalidate wrong-account bluetoothd-restart
+#                power-cycle continue pair remove desktop replay clean-shutdown (default: all
+#                thirteen). They run in this order whatever order they are given in; each sets
+#                up what it needs, so any subset runs (remove needs pair before it). continue,
+#                pair, remove, desktop and replay need --privacy. One more runs only when named:
+#                legacy-privacy (needs --privacy without --ext-adv; config legacy-private).
 # Logs go to $RIG_OUT: bluetoothd.log (-d), btmon.snoop, btvirt.log, dbus.log, one log per
 # handoffd (a.log, b.log, c.log), b-watch.log (B's events, each with the time it was
 # printed), hci1-adv.jsonl (what hci1's bluetoothd reported, from bluez-monitor.py),
@@ -43,7 +42,7 @@ set -u
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 BIN=""; EPOCH=15; EXPIRY=20; SCENARIOS=(); QUIET=0; RUNS=1; PRIVACY=0; EXT_ADV=0
-ALL_SCENARIOS=(discovery devices rotation update-invalidate wrong-account bluetoothd-restart power-cycle continue pair desktop replay clean-shutdown)
+ALL_SCENARIOS=(discovery devices rotation update-invalidate wrong-account bluetoothd-restart power-cycle continue pair remove desktop replay clean-shutdown)
 # ORDER is the order every run keeps (clean-shutdown stops A, so it is last).
 ORDER=(discovery devices rotation update-invalidate wrong-account bluetoothd-restart power-cycle continue pair remove desktop replay legacy-privacy clean-shutdown)
 while [ $# -gt 0 ]; do
@@ -925,7 +924,7 @@ scenario_pair() {
     pass "P (hci3, no account) paired with A over BLE in $(secs "$t0" "$t1") s (both handoffctl pair processes, --yes); P holds account $ACCOUNT ($fa), key file mode 600, and lists A's activity"
 }
 
-# 13. remove (issue 15; only when named, after pair, which it needs: --privacy, config private).
+# 13. remove (issue 15; after pair, which it needs: --privacy, config private).
 # P (hci3) holds A's account from the pair scenario. A publishes; B and P both list it, and A has
 # met both (they introduce themselves). handoffctl devices remove "laptop p" on A: A's key file is
 # replaced by a new key at once, the envelopes wait in e2e.handoff-rekey (0600), and A's devices
