@@ -93,37 +93,53 @@ public struct DeviceStore: Sendable {
 
     /// Saves the roster of the account `name`.
     public func save(_ roster: DeviceRoster, account name: String) throws(DeviceStoreError) {
-        let path = try rosterPath(name)
+        try writeJSON(roster, to: try rosterPath(name), detail: true)
+    }
+
+    /// Removes the roster of the account `name`, if there is one.
+    public func removeRoster(account name: String) throws(DeviceStoreError) {
+        try removeFile(try rosterPath(name))
+    }
+
+    private func rosterPath(_ name: String) throws(DeviceStoreError) -> FilePath {
+        try accountFile(name, extension: Self.rosterExtension)
+    }
+
+    // MARK: Files of an account
+
+    /// `<name>.<ext>` in the directory, for a valid account name.
+    func accountFile(_ name: String, extension ext: String) throws(DeviceStoreError) -> FilePath {
+        do {
+            try AccountKey.validate(name: name)
+        } catch {
+            throw .file(.invalidName(error))
+        }
+        return directory.appending("\(name).\(ext)")
+    }
+
+    /// Writes `value` as JSON to `path`, atomically, mode 0600. `detail`: whether an
+    /// encoding error's own text may be shown (not for a file that holds secrets).
+    func writeJSON(_ value: some Encodable, to path: FilePath, detail: Bool) throws(DeviceStoreError) {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .prettyPrinted]
         do {
             try keys.createDirectory()
-            let data = try encoder.encode(roster)
+            let data = try encoder.encode(value)
             try AtomicFile.write(Array(data) + [0x0A], to: path, mode: 0o600, replacing: true)
         } catch let error as Errno {
             throw .file(.system(operation: "save", path: path.string, errno: error))
         } catch let error as AccountKeyStoreError {
             throw .file(error)
         } catch {
-            throw .corrupt(path: path.string, "cannot be encoded (\(error))")
+            throw .corrupt(path: path.string, detail ? "cannot be encoded (\(error))" : "cannot be encoded")
         }
     }
 
-    /// Removes the roster of the account `name`, if there is one.
-    public func removeRoster(account name: String) throws(DeviceStoreError) {
-        let path = try rosterPath(name)
+    /// Removes the file at `path`, if there is one.
+    func removeFile(_ path: FilePath) throws(DeviceStoreError) {
         guard unlink(path.string) == 0 || errno == ENOENT else {
             throw .file(.system(operation: "remove", path: path.string, errno: Errno(rawValue: errno)))
         }
-    }
-
-    private func rosterPath(_ name: String) throws(DeviceStoreError) -> FilePath {
-        do {
-            try AccountKey.validate(name: name)
-        } catch {
-            throw .file(.invalidName(error))
-        }
-        return directory.appending("\(name).\(Self.rosterExtension)")
     }
 }
 

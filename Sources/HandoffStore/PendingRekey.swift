@@ -157,36 +157,16 @@ extension DeviceStore {
 
     /// Saves the pending rekey of the account `name` (mode 0600, atomically).
     public func save(_ rekey: PendingRekey, account name: String) throws(DeviceStoreError) {
-        let path = try rekeyPath(name)
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .prettyPrinted]
-        do {
-            try keys.createDirectory()
-            let data = try encoder.encode(rekey.file())
-            try AtomicFile.write(Array(data) + [0x0A], to: path, mode: 0o600, replacing: true)
-        } catch let error as Errno {
-            throw .file(.system(operation: "save", path: path.string, errno: error))
-        } catch let error as AccountKeyStoreError {
-            throw .file(error)
-        } catch {
-            throw .corrupt(path: path.string, "cannot be encoded")
-        }
+        // The file holds keys: no encoder error text in the message.
+        try writeJSON(rekey.file(), to: try rekeyPath(name), detail: false)
     }
 
     /// Removes the pending rekey of the account `name`, if there is one.
     public func removePendingRekey(account name: String) throws(DeviceStoreError) {
-        let path = try rekeyPath(name)
-        guard unlink(path.string) == 0 || errno == ENOENT else {
-            throw .file(.system(operation: "remove", path: path.string, errno: Errno(rawValue: errno)))
-        }
+        try removeFile(try rekeyPath(name))
     }
 
     private func rekeyPath(_ name: String) throws(DeviceStoreError) -> FilePath {
-        do {
-            try AccountKey.validate(name: name)
-        } catch {
-            throw .file(.invalidName(error))
-        }
-        return directory.appending("\(name).\(Self.rekeyExtension)")
+        try accountFile(name, extension: Self.rekeyExtension)
     }
 }
