@@ -24,12 +24,9 @@ struct AccountListCommand: AsyncParsableCommand {
     var json = false
 
     func run() async throws {
-        let connection = try await connection.connect()
-        if json {
-            try await JSONOutput.printResult(of: .accountList, EmptyParams(), on: connection)
-            return
+        try await JSONOutput.printRead(.accountList, json: json, on: try await connection.connect()) {
+            Self.render(try await $0.listAccounts().accounts)
         }
-        Terminal.printLine(Self.render(try await connection.listAccounts().accounts))
     }
 
     static func render(_ accounts: [AccountInfo]) -> String {

@@ -62,12 +62,9 @@ struct DevicesListCommand: AsyncParsableCommand {
     var json = false
 
     func run() async throws {
-        let connection = try await connection.connect()
-        if json {
-            try await JSONOutput.printResult(of: .devices, EmptyParams(), on: connection)
-            return
+        try await JSONOutput.printRead(.devices, json: json, on: try await connection.connect()) {
+            Self.render(try await $0.devices().devices, now: Date())
         }
-        Terminal.printLine(Self.render(try await connection.devices().devices, now: Date()))
     }
 
     static func render(_ devices: [DeviceInfo], now: Date) -> String {

@@ -12,6 +12,19 @@ enum JSONOutput {
         try printValue(result)
     }
 
+    /// A read command's output: with `json`, the daemon's result for `method` (no params)
+    /// unchanged; otherwise the text `render` makes.
+    static func printRead(
+        _ method: HandoffProtocol.Method, json: Bool, on connection: HandoffConnection,
+        _ render: (HandoffConnection) async throws -> String
+    ) async throws {
+        if json {
+            try await printResult(of: method, EmptyParams(), on: connection)
+        } else {
+            Terminal.printLine(try await render(connection))
+        }
+    }
+
     /// Prints any encodable value as one compact JSON line.
     static func printValue<T: Encodable>(_ value: T) throws {
         Terminal.printLine(String(decoding: try WireFormat.compactJSON(value), as: UTF8.self))

@@ -28,12 +28,9 @@ struct StatusCommand: AsyncParsableCommand {
     var json = false
 
     func run() async throws {
-        let connection = try await connection.connect()
-        if json {
-            try await JSONOutput.printResult(of: .status, EmptyParams(), on: connection)
-            return
+        try await JSONOutput.printRead(.status, json: json, on: try await connection.connect()) {
+            Self.render(try await $0.status())
         }
-        Terminal.printLine(Self.render(try await connection.status()))
     }
 
     /// `available (LE privacy on, hci0)`, or `unavailable: why; fix: how`.
