@@ -9,6 +9,6 @@ trap 'rm -f "$log"' EXIT
 rc=${PIPESTATUS[0]}
 if [ "$rc" -ne 0 ]; then
     echo "suite: what failed (exit $rc)"
-    grep -aE '^✘|error: |Fatal error|signal code' "$log" | cut -c1-400 | head -40
+    grep -aE '^✘|Fatal error|signal code' "$log" | cut -c1-400 | head -40
 fi
 exit "$rc"

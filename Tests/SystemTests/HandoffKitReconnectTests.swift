@@ -98,12 +98,19 @@ import Testing
                 }
             }
         }
-        let afterRestart = changes.withLock { $0.filter { $0.0 > restartedAt }.map(\.1) }
-        // The entry the stopped daemon had (the new one does not know it) was reported lost first.
-        let lost = afterRestart.firstIndex { if case .lost(let activity) = $0 { activity.id == firstID } else { false } }
-        let appeared = afterRestart.firstIndex { if case .appeared = $0 { true } else { false } }
-        #expect(lost != nil, "\(afterRestart)")
-        #expect((lost ?? .max) < (appeared ?? .max))
+        // The entry the stopped daemon had (the new one does not know it) is reported lost. Usually
+        // before the new one appears; but an `appeared` event that reaches the client between its new
+        // subscription and its fresh `list` comes first (seen once in six suite runs), so the order
+        // is not checked.
+        let lostOld: @Sendable () -> Bool = {
+            changes.withLock { list in
+                list.contains { date, change in
+                    guard date > restartedAt, case .lost(let activity) = change else { return false }
+                    return activity.id == firstID
+                }
+            }
+        }
+        try await eventually(within: .seconds(5)) { lostOld() }
         let status = try await restarted.client().call(.status, EmptyResult(), as: StatusResult.self)
         #expect(status.clientCount == 2, "the app's reconnected client and this one")
         #expect(client.status == .connected(daemon: "handoffd \(HandoffVersion.current)"))
