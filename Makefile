@@ -186,8 +186,15 @@ deb-test: deb
 # What make test runs: make deb-test on a package of the debug build (DEB_TEST_BUILD_FLAGS)
 # written into that build's directory, .build/debug/deb/, compressed fast, with manual
 # pages from a generate-manual built on the debug build's swift-argument-parser.
+# The programs are first built as usual, so that the static link below compiles nothing:
+# a module compiled under --static-swift-stdlib names the static runtime's libraries, and
+# the next plain build would link it as it is and fail ("cannot find -lCoreFoundation").
 deb-test-debug: deps
 	$(SWIFT) build --product generate-manual $(SWIFT_FLAGS)
+	@for product in $(DEB_PRODUCTS) handoff-sim-bluez; do \
+	    echo "$(SWIFT) build --product $$product $(SWIFT_FLAGS)"; \
+	    $(SWIFT) build --product $$product $(SWIFT_FLAGS) || exit 1; \
+	done
 	bin="$$($(SWIFT) build --show-bin-path $(SWIFT_FLAGS))" && \
 	$(MAKE) deb-test DEB_BUILD_FLAGS="$(DEB_TEST_BUILD_FLAGS)" DEB_DIR="$$bin/deb" \
 	    DEB_COMPRESS="-Zgzip -z1" GENERATE_MANUAL="$$bin/generate-manual"

@@ -43,17 +43,17 @@ extension ClientCore {
             }
             // The restore of this connection may have listed for this listener already.
             if inner.withLock({ $0.nearbySinks[token]?.listedGeneration == generation }) { return }
-            let listed = try await connection.list().activities
-            let changes = inner.withLock { state -> [NearbyChange] in
+            let (listed, position) = try await connection.listWithPosition()
+            inner.withLock { state in
                 guard state.generation == generation, var sink = state.nearbySinks[token],
                     sink.listedGeneration != generation
-                else { return [] }
-                let changes = Self.reconcile(&sink, with: listed, of: generation, dropMissing: false)
+                else { return }
+                // Yielded under the lock: the pump's next event for this listener comes after.
+                for change in Self.reconcile(&sink, with: listed.activities, listedAt: position, of: generation, dropMissing: false) {
+                    sink.continuation.yield(change)
+                }
                 state.nearbySinks[token] = sink
-                return changes
             }
-            let continuation = inner.withLock { $0.nearbySinks[token]?.continuation }
-            for change in changes { continuation?.yield(change) }
         } catch is CancellationError {
             return
         } catch let error as HandoffClientError where error == .connectionClosed && !isClosed {
@@ -76,29 +76,30 @@ extension ClientCore {
     }
 
     /// Brings every listener in line with a fresh `list` after a reconnection.
-    func reconcileAll(_ listed: [NearbyActivity], generation: Int) {
-        let deliveries = inner.withLock { state -> [(AsyncThrowingStream<NearbyChange, any Error>.Continuation, [NearbyChange])] in
-            guard state.generation == generation else { return [] }
-            var deliveries: [(AsyncThrowingStream<NearbyChange, any Error>.Continuation, [NearbyChange])] = []
+    func reconcileAll(_ listed: [NearbyActivity], listedAt position: UInt64, generation: Int) {
+        inner.withLock { state in
+            guard state.generation == generation else { return }
             for token in state.nearbySinks.keys {
                 guard var sink = state.nearbySinks[token] else { continue }
-                deliveries.append((sink.continuation, Self.reconcile(&sink, with: listed, of: generation, dropMissing: true)))
+                // Yielded under the lock: the pump's next event for this listener comes after.
+                for change in Self.reconcile(&sink, with: listed, listedAt: position, of: generation, dropMissing: true) {
+                    sink.continuation.yield(change)
+                }
                 state.nearbySinks[token] = sink
             }
-            return deliveries
-        }
-        for (continuation, changes) in deliveries {
-            for change in changes { continuation.yield(change) }
         }
     }
 
-    /// The changes that take `sink` from what it knows to `listed`. With `dropMissing`,
-    /// what it knows and `listed` lacks is lost (a restarted daemon forgot it).
+    /// The changes that take `sink` from what it knows to `listed` (the `list` response at
+    /// `position`), followed by the events held for it that came after that response. With
+    /// `dropMissing`, what it knows and `listed` lacks is lost (a restarted daemon forgot it).
     static func reconcile(
-        _ sink: inout NearbySink, with listed: [NearbyActivity], of generation: Int, dropMissing: Bool
+        _ sink: inout NearbySink, with listed: [NearbyActivity], listedAt position: UInt64, of generation: Int,
+        dropMissing: Bool
     ) -> [NearbyChange] {
         var changes: [NearbyChange] = []
         sink.listedGeneration = generation
+        sink.listedThrough = position
         let visible = listed.filter(sink.matches)
         if dropMissing {
             let ids = Set(visible.map(\.id))
@@ -115,32 +116,47 @@ extension ClientCore {
             }
             sink.known[activity.id] = activity
         }
+        let held = sink.held
+        sink.held = []
+        for event in held where event.generation == generation && event.sequence > position {
+            if let change = apply(event.name, event.activity, to: &sink) { changes.append(change) }
+        }
         return changes
     }
 
-    func deliverNearby(_ name: EventName, _ activity: NearbyActivity, generation: Int) {
-        let deliveries = inner.withLock { state -> [(AsyncThrowingStream<NearbyChange, any Error>.Continuation, NearbyChange)] in
-            guard state.generation == generation else { return [] }
-            var deliveries: [(AsyncThrowingStream<NearbyChange, any Error>.Continuation, NearbyChange)] = []
+    /// What an `appeared`, `updated` or `lost` event means to a listener that has its list.
+    static func apply(_ name: EventName, _ activity: NearbyActivity, to sink: inout NearbySink) -> NearbyChange? {
+        let known = sink.known[activity.id] != nil
+        if name == .lost {
+            guard known else { return nil }
+            sink.known[activity.id] = nil
+            return .lost(activity)
+        } else if sink.matches(activity) {
+            sink.known[activity.id] = activity
+            return known ? .updated(activity) : .appeared(activity)
+        } else if known {
+            // It no longer matches the filter (its type changed): gone, for this listener.
+            sink.known[activity.id] = nil
+            return .lost(activity)
+        }
+        return nil
+    }
+
+    /// An event of connection `generation`, numbered `sequence` among its lines. A listener
+    /// still waiting for that connection's `list` holds it; one whose list came after it skips
+    /// it (the list had it already).
+    func deliverNearby(_ name: EventName, _ activity: NearbyActivity, generation: Int, sequence: UInt64) {
+        inner.withLock { state in
+            guard state.generation == generation else { return }
             for token in state.nearbySinks.keys {
                 guard var sink = state.nearbySinks[token] else { continue }
-                let known = sink.known[activity.id] != nil
-                if name == .lost {
-                    guard known else { continue }
-                    sink.known[activity.id] = nil
-                    deliveries.append((sink.continuation, .lost(activity)))
-                } else if sink.matches(activity) {
-                    sink.known[activity.id] = activity
-                    deliveries.append((sink.continuation, known ? .updated(activity) : .appeared(activity)))
-                } else if known {
-                    // It no longer matches the filter (its type changed): gone, for this listener.
-                    sink.known[activity.id] = nil
-                    deliveries.append((sink.continuation, .lost(activity)))
+                if sink.listedGeneration != generation {
+                    sink.held.append(HeldEvent(name: name, activity: activity, generation: generation, sequence: sequence))
+                } else if sequence > sink.listedThrough, let change = Self.apply(name, activity, to: &sink) {
+                    sink.continuation.yield(change)
                 }
                 state.nearbySinks[token] = sink
             }
-            return deliveries
         }
-        for (continuation, change) in deliveries { continuation.yield(change) }
     }
 }

@@ -111,8 +111,8 @@ extension ClientCore {
         if inner.withLock({ !$0.nearbySinks.isEmpty }) {
             try await connection.subscribe()
             inner.withLock { $0.subscribedGeneration = generation }
-            let listed = try await connection.list().activities
-            reconcileAll(listed, generation: generation)
+            let (listed, position) = try await connection.listWithPosition()
+            reconcileAll(listed.activities, listedAt: position, generation: generation)
         }
         let live = inner.withLock { state in state.activities.values.compactMap(\.activity) }
             .sorted { $0.currentOrder < $1.currentOrder }
@@ -127,7 +127,7 @@ extension ClientCore {
             switch event.name {
             case .appeared, .updated, .lost:
                 guard let activity = try? event.nearbyActivity() else { continue }
-                deliverNearby(event.name, activity, generation: generation)
+                deliverNearby(event.name, activity, generation: generation, sequence: event.sequence)
             case .continued:
                 guard let continued = try? event.data(as: ContinuedEvent.self), continued.forwarded == true else {
                     continue  // this client's own continuation: its waiter has it

@@ -36,12 +36,26 @@ final class ClientCore: Sendable {
         var known: [String: NearbyActivity] = [:]
         /// The generation whose `list` this listener was brought in line with.
         var listedGeneration: Int?
+        /// The position of that `list`'s response among the connection's lines: events at or
+        /// before it are in the list already.
+        var listedThrough: UInt64 = 0
+        /// Events of a generation whose `list` has not been applied to this listener yet, in
+        /// order; the ones after the list's response are delivered after it.
+        var held: [HeldEvent] = []
         var continuation: AsyncThrowingStream<NearbyChange, any Error>.Continuation
 
         func matches(_ activity: NearbyActivity) -> Bool {
             guard let types else { return true }
             return activity.type.map(types.contains) ?? false
         }
+    }
+
+    /// A nearby event waiting for its listener's `list`.
+    struct HeldEvent {
+        var name: EventName
+        var activity: NearbyActivity
+        var generation: Int
+        var sequence: UInt64
     }
 
     struct WeakActivity {

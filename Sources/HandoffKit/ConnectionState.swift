@@ -32,6 +32,8 @@ final class ConnectionState: Sendable {
         var hello: HelloResult?
         /// Continuations of this connection waiting for their `continued` or `continueFailed`, by id.
         var continuations: [String: ContinuationWaiter] = [:]
+        /// Lines received so far; the one being handled is number `linesReceived`.
+        var linesReceived: UInt64 = 0
     }
 
     private let inner = Mutex(Inner())
@@ -133,8 +135,18 @@ final class ConnectionState: Sendable {
 
     // MARK: Input from the channel
 
+    /// The number of the line being handled (1 for the first): read in a request's
+    /// `onSuccess`, the position of its response among the connection's lines.
+    var currentLine: UInt64 {
+        inner.withLock { $0.linesReceived }
+    }
+
     /// Handles one line from the daemon.
     func receive(_ line: Data) {
+        let sequence = inner.withLock { state in
+            state.linesReceived += 1
+            return state.linesReceived
+        }
         let incoming: WireFormat.Incoming
         do {
             incoming = try WireFormat.incoming(line)
@@ -163,7 +175,7 @@ final class ConnectionState: Sendable {
             if let oldest { resolve(oldest, with: .failure(HandoffClientError.protocolError(error))) }
             if error.code == .tooManyClients { inner.withLock { $0.unsolicitedError = error } }
         case .event(let name, let line):
-            let event = HandoffEvent(name: name, line: line)
+            let event = HandoffEvent(name: name, line: line, sequence: sequence)
             if name == .continued || name == .continueFailed { route(event) }
             eventSink.yield(event)
         case .unknownEvent:

@@ -118,9 +118,11 @@ public final class HandoffClient: Sendable {
 
     /// The activities of the user's other devices, as they appear, change and go.
     ///
-    /// The stream first reports what is nearby now (as `.appeared`), then each change.
-    /// After a reconnection it reports what the restarted daemon no longer knows as
-    /// `.lost`, and what it hears as `.appeared` again. Each call makes a new stream.
+    /// The stream first reports what is nearby now (as `.appeared`), then each change, in the
+    /// order handoffd made them. After a reconnection it reports what the restarted daemon no
+    /// longer knows as `.lost`, then what that daemon has as `.appeared` or `.updated`, then
+    /// the changes that follow; no change is reported twice, nor one the daemon's list had
+    /// already overtaken. Each call makes a new stream.
     ///
     /// - Parameter types: only activities of these types (a type is known only when an
     ///   app on this machine declared it); nil reports every activity.

@@ -45,6 +45,17 @@ extension HandoffConnection {
         try await request(.list, EmptyParams(), as: ListResult.self)
     }
 
+    /// `list`, with the number of its response among this connection's lines: every event
+    /// numbered below it happened before the list was taken, so the list covers it.
+    func listWithPosition() async throws -> (result: ListResult, position: UInt64) {
+        let position = ResponsePosition()
+        let state = self.state
+        let result = try await request(.list, EmptyParams(), as: ListResult.self) { _ in
+            position.value.withLock { $0 = state.currentLine }
+        }
+        return (result, position.value.withLock { $0 })
+    }
+
     /// Starts the `appeared`, `updated` and `lost` events on `events`, for `types` (nil: every type).
     /// Subscribing again replaces the filter.
     public func subscribe(types: [String]? = nil) async throws {

@@ -11,10 +11,19 @@ public struct HandoffEvent: Sendable, Hashable {
     public let name: EventName
     /// The frame, `{"data":{…},"event":"…"}`, without its newline.
     public let line: Data
+    /// Where the frame came among the lines of its connection (1 for the first line, responses
+    /// counted too; 0 for an event made by `init(name:line:)`). HandoffKit uses it to tell the
+    /// events a `list` response already covers from those that came after it.
+    let sequence: UInt64
 
     public init(name: EventName, line: Data) {
+        self.init(name: name, line: line, sequence: 0)
+    }
+
+    init(name: EventName, line: Data, sequence: UInt64) {
         self.name = name
         self.line = line
+        self.sequence = sequence
     }
 
     /// The frame's `data` member, decoded as `type`.

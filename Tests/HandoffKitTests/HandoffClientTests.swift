@@ -176,6 +176,37 @@ import Testing
         await client.close()
     }
 
+    /// After a restart, an event that reaches the client between its new subscription and
+    /// its fresh `list` is covered by that list: listeners see the restart's `lost` first,
+    /// then what the new daemon has, once, then the events that follow the list.
+    @Test func eventsBeforeTheFreshListAreNotDeliveredAheadOfIt() async throws {
+        var state = ScriptedDaemon.State()
+        state.activities = [sampleActivity(id: "n1")]
+        let first = try ScriptedDaemon(state)
+        let path = first.socketPath
+        let client = Self.client(path)
+        var changes = client.nearby().makeAsyncIterator()
+        #expect(try await changes.next() == .appeared(sampleActivity(id: "n1")))
+        var statuses = client.statusUpdates().makeAsyncIterator()
+        #expect(await statuses.next() == .connected(daemon: "handoffd 0.1.0"))
+        first.stop()
+        #expect(await statuses.next() == .reconnecting(attempt: 1, lastError: nil))
+
+        var restarted = ScriptedDaemon.State()
+        restarted.activities = [sampleActivity(id: "n2")]
+        // Sent after the subscribe response, before the list's.
+        restarted.events = [try WireFormat.event(.appeared, NearbyEvent(activity: sampleActivity(id: "n2")))]
+        let second = try ScriptedDaemon(restarted, socketPath: path)
+        defer { second.stop() }
+        while let status = await statuses.next(), status != .connected(daemon: "handoffd 0.1.0") {}
+        #expect(try await changes.next() == .lost(sampleActivity(id: "n1")))
+        #expect(try await changes.next() == .appeared(sampleActivity(id: "n2")))
+        second.daemon.broadcast(try WireFormat.event(.updated, NearbyEvent(activity: sampleActivity(id: "n2", title: "Two"))))
+        #expect(try await changes.next() == .updated(sampleActivity(id: "n2", title: "Two")))
+        await client.close()
+        #expect(try await changes.next() == nil)
+    }
+
     @Test func aRequestDuringTheOutageWaitsForTheReconnection() async throws {
         var state = ScriptedDaemon.State()
         state.activities = [sampleActivity(id: "n1")]

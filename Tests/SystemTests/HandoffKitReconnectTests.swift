@@ -98,19 +98,20 @@ import Testing
                 }
             }
         }
-        // The entry the stopped daemon had (the new one does not know it) is reported lost. Usually
-        // before the new one appears; but an `appeared` event that reaches the client between its new
-        // subscription and its fresh `list` comes first (seen once in six suite runs), so the order
-        // is not checked.
-        let lostOld: @Sendable () -> Bool = {
-            changes.withLock { list in
-                list.contains { date, change in
-                    guard date > restartedAt, case .lost(let activity) = change else { return false }
-                    return activity.id == firstID
-                }
-            }
+        // The entry the stopped daemon had (the new one does not know it) is reported lost, before
+        // the new one appears: the fresh `list` comes first, even when an `appeared` event reached
+        // the client between its new subscription and that list.
+        let afterRestart = changes.withLock { list in list.filter { $0.0 > restartedAt }.map(\.1) }
+        let lostAt = afterRestart.firstIndex { change in
+            if case .lost(let activity) = change { return activity.id == firstID }
+            return false
         }
-        try await eventually(within: .seconds(5)) { lostOld() }
+        let appearedAt = afterRestart.firstIndex { change in
+            if case .appeared(let activity) = change { return activity.type == TwoLaptops.type }
+            return false
+        }
+        #expect(lostAt != nil, "\(afterRestart)")
+        #expect(lostAt.flatMap { lost in appearedAt.map { lost < $0 } } == true, "\(afterRestart)")
         let status = try await restarted.client().call(.status, EmptyResult(), as: StatusResult.self)
         #expect(status.clientCount == 2, "the app's reconnected client and this one")
         #expect(client.status == .connected(daemon: "handoffd \(HandoffVersion.current)"))
