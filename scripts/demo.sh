@@ -89,6 +89,8 @@ group = ""
 directory = "$work/$name/accounts"
 [dbus]
 bus = "$BUS"
+[device]
+name = "laptop-$name"
 CONF
     "$BIN/handoffd" --config "$work/$name/handoffd.toml" >"$work/$name.log" 2>&1 &
     pids+=($!)
@@ -158,6 +160,12 @@ laptop b status
 step "laptop-b's desktop shows it as a notification"
 wait_for 15 "the notification" test -s "$desk/shown.txt"
 sed 's/^/dunst shows: /' "$desk/shown.txt"
+
+step "The first time laptop-b hears laptop-a, the two meet: a sealed exchange over GATT tells each the other's name"
+wait_for 40 "laptop-b to learn laptop-a's name" grep -q "laptop-a" "$desk/shown.txt"
+echo "handoff-agent replaced the notification:"
+sed 's/^/dunst shows: /' "$desk/shown.txt"
+laptop b devices
 
 step "The user picks Continue: handoff-agent continues it and starts the app from its desktop entry"
 printf '\033[2m%s$\033[0m dunstctl action 0    # what a click on the notification does\n' laptop-b
