@@ -70,8 +70,7 @@ enum DescriptorWait {
             if let deadline {
                 let left = clock.now.duration(to: deadline)
                 guard left > .zero else { return .timedOut }
-                let (seconds, attoseconds) = left.components
-                milliseconds = Int32(clamping: max(1, seconds * 1000 + (attoseconds + 999_999_999_999_999) / 1_000_000_000_000_000))
+                milliseconds = left.pollMilliseconds
             }
             for index in fds.indices { fds[index].revents = 0 }
             let ready = poll(&fds, nfds_t(fds.count), milliseconds)

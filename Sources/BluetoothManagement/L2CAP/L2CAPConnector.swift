@@ -49,8 +49,7 @@ public enum L2CAPConnector {
             return try L2CAPSocket.channel(socket, peer: peer)
         case .timedOut:
             Glibc.close(socket)
-            let (seconds, attoseconds) = timeout.components
-            throw .timedOut(peer: peer.description, psm: psm, seconds: Double(seconds) + Double(attoseconds) / 1e18)
+            throw .timedOut(peer: peer.description, psm: psm, seconds: timeout.inSeconds)
         case .cancelled, .woken:
             Glibc.close(socket)
             throw .cancelled
