@@ -16,6 +16,10 @@ public struct L2CAPChannel: Sendable {
     /// The other end, as the kernel names it (for logs; nil if the kernel did not say).
     public let peer: LEAddress?
 
+    /// The receive MTU the listener and the connector ask for unless told otherwise: a whole
+    /// stream frame (docs/continuation.md section 10.4: at most 2048 bytes) fits one SDU.
+    public static let defaultReceiveMTU = 2048
+
     public init(descriptor: FileDescriptor, sendMTU: Int, receiveMTU: Int, peer: LEAddress?) {
         self.descriptor = descriptor
         self.sendMTU = sendMTU

@@ -15,7 +15,7 @@ public enum L2CAPConnector {
     /// Non-blocking connect, then a poll() for writable on a thread of its own, at most
     /// `timeout`; cancelling the task ends the wait with `.cancelled`.
     public static func connect(
-        from local: LEAddress, to peer: LEAddress, psm: UInt16, timeout: Duration, receiveMTU: Int = 2048
+        from local: LEAddress, to peer: LEAddress, psm: UInt16, timeout: Duration, receiveMTU: Int = L2CAPChannel.defaultReceiveMTU
     ) async throws(L2CAPError) -> L2CAPChannel {
         guard L2CAPSocket.dynamicPSMs.contains(psm) else { throw .psmOutOfRange(psm) }
         let socket = try L2CAPSocket.open(boundTo: local, receiveMTU: receiveMTU)

@@ -36,7 +36,7 @@ public final class L2CAPListener: Sendable {
     /// (bluetoothd's `Adapter1.Address` and `AddressType`). `receiveMTU` is the most bytes the
     /// peer may put in one SDU; `backlog` how many connections may wait for `accept()`.
     public static func listen(
-        on adapter: LEAddress, receiveMTU: Int = 2048, backlog: Int32 = 4
+        on adapter: LEAddress, receiveMTU: Int = L2CAPChannel.defaultReceiveMTU, backlog: Int32 = 4
     ) throws(L2CAPError) -> L2CAPListener {
         let socket = try L2CAPSocket.open(boundTo: adapter, receiveMTU: receiveMTU)
         var address = sockaddr_l2()

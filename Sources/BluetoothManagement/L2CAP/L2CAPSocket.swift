@@ -11,9 +11,6 @@ import Musl
 /// adapter's identity address, with LE credit-based flow control, security level low
 /// and our receive MTU.
 enum L2CAPSocket {
-    /// The receive MTU we ask for unless told otherwise: a whole stream frame (docs/continuation.md
-    /// section 10.4: at most 2048 bytes) fits one SDU.
-    static let defaultReceiveMTU = 2048
     /// The LE dynamic PSM range (Core 5.3, Vol 3, Part A, 4.22).
     static let dynamicPSMs: ClosedRange<UInt16> = 0x0080...0x00FF
 
