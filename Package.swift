@@ -52,8 +52,11 @@ let package = Package(
             dependencies: ["DBus", .product(name: "Logging", package: "swift-log")]
         ),
 
-        // MARK: The kernel's Bluetooth management interface (controller settings: LE privacy)
-        .target(name: "BluetoothManagement", dependencies: ["CBluetooth"]),
+        // MARK: The kernel's Bluetooth sockets: management (controller settings: LE privacy), LE L2CAP channels
+        .target(
+            name: "BluetoothManagement",
+            dependencies: ["CBluetooth", .product(name: "SystemPackage", package: "swift-system")]
+        ),
 
         // MARK: Beacon format, keys, rotation (pure, no I/O)
         .target(
@@ -154,6 +157,14 @@ let package = Package(
         .executableTarget(name: "BeaconBench", dependencies: ["HandoffCore"]),
         .executableTarget(name: "ScanBench", dependencies: ["BlueZ", "DBus"]),
         .executableTarget(name: "BeaconFuzz", dependencies: ["HandoffCore"]),
+        // The LE L2CAP channel on real Bluetooth (the VM rig: scripts/bench-l2cap.sh); never installed
+        .executableTarget(
+            name: "handoff-l2cap-probe",
+            dependencies: [
+                "BluetoothManagement", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "SystemPackage", package: "swift-system"),
+            ]
+        ),
         .executableTarget(
             name: "ProtocolFuzz",
             dependencies: ["BlueZ", "HandoffDaemon", "HandoffProtocol", .product(name: "Logging", package: "swift-log")]),
@@ -176,7 +187,10 @@ let package = Package(
             ],
             resources: [.copy("Vectors")]
         ),
-        .testTarget(name: "BluetoothManagementTests", dependencies: ["BluetoothManagement"]),
+        .testTarget(
+            name: "BluetoothManagementTests",
+            dependencies: ["BluetoothManagement", .product(name: "SystemPackage", package: "swift-system")]
+        ),
         .testTarget(name: "HandoffProtocolTests", dependencies: ["HandoffProtocol"]),
         .testTarget(
             name: "HandoffDaemonTests",

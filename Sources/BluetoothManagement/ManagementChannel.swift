@@ -70,9 +70,9 @@ public enum ManagementChannel {
         var buffer = [UInt8](repeating: 0, count: ManagementPacket.headerLength + Int(UInt16.max))
         while true {
             let left = clock.now.duration(to: deadline)
-            guard left > .zero else { throw .timedOut(seconds: Self.seconds(timeout)) }
+            guard left > .zero else { throw .timedOut(seconds: timeout.inSeconds) }
             var descriptor = pollfd(fd: socket, events: Int16(POLLIN), revents: 0)
-            let ready = poll(&descriptor, 1, Self.milliseconds(left))
+            let ready = poll(&descriptor, 1, left.pollMilliseconds)
             if ready < 0 {
                 if errno == EINTR { continue }
                 throw .system(call: "poll(management socket)", errno: errno)
@@ -111,15 +111,5 @@ public enum ManagementChannel {
             thread.name = "handoff-mgmt"
             thread.start()
         }
-    }
-
-    private static func milliseconds(_ duration: Duration) -> Int32 {
-        let (seconds, attoseconds) = duration.components
-        let total = seconds * 1000 + (attoseconds + 999_999_999_999_999) / 1_000_000_000_000_000
-        return Int32(clamping: max(1, total))
-    }
-
-    private static func seconds(_ duration: Duration) -> Double {
-        Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
     }
 }

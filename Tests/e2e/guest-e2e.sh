@@ -135,88 +135,10 @@ fail() { echo "FAIL $CURRENT: $*" | tee -a "$RESULTS"; FAILED=$((FAILED + 1)); r
 
 # ------------------------------------------------------------------ BlueZ
 log "kernel $(uname -r); epoch ${EPOCH}s, expiry ${EXPIRY}s; scenarios: ${SCENARIOS[*]}"
-modprobe -a bluetooth hci_vhci || { echo "FAIL setup: modprobe bluetooth hci_vhci"; exit 10; }
-[ -c /dev/vhci ] || { echo "FAIL setup: no /dev/vhci"; exit 10; }
-
-mkdir -p /run/dbus
-rm -f /run/dbus/system_bus_socket /run/dbus/pid
-dbus-daemon --system --nofork --nopidfile > "$LOGDIR/dbus.log" 2>&1 &
-PIDS+=($!)
-wait_until 30 test -S /run/dbus/system_bus_socket || { echo "FAIL setup: the system dbus-daemon did not start"; exit 10; }
-log "dbus-daemon up"
-
-# btvirt creates a controller, then binds AF_ALG sockets for ecb(aes) and cmac(aes) before
-# it creates the next and serves any. In a fresh guest those binds load modules and
-# instantiate crypto templates (seconds under TCG), during which hci0's first HCI_Reset
-# times out and hci0 stays dead at 00:00:00:00:00:00. So: load the modules, instantiate
-# both algorithms once, and still restart btvirt when a controller did not come up.
-# hciconfig reads the addresses: btmgmt and bluetoothctl print nothing with stdin at EOF.
-modprobe -a af_alg algif_hash algif_skcipher ecb cmac || log "warning: crypto modules did not load"
-$PY -c '
-import socket
-for kind, name in (("skcipher", "ecb(aes)"), ("hash", "cmac(aes)")):
-    s = socket.socket(socket.AF_ALG, socket.SOCK_SEQPACKET, 0); s.bind((kind, name)); s.close()
-' || log "warning: AF_ALG warm-up failed"
-controllers_up() {
-    local h a
-    for h in hci0 hci1 hci2 hci3; do
-        a=$(hciconfig $h 2>/dev/null | awk '/BD Address/{print $3}')
-        [ -n "$a" ] && [ "$a" != 00:00:00:00:00:00 ] || return 1
-    done
-}
-reset_timeouts() { dmesg | grep -c 'Opcode 0x0c03 failed'; }
-btvirt_settled() { controllers_up || ! kill -0 $BTVIRT_PID 2>/dev/null || [ "$(reset_timeouts)" != "$before" ]; }
-BTVIRT_PID=""; ok=0
-for try in 1 2 3 4 5; do
-    before=$(reset_timeouts)
-    # Four LE controllers in one process, so they hear each other (hci3 is the stranger's,
-    # scenario continue). A advertises on
-    # hci0, B listens on hci1, C (another account) advertises on hci2. (A legacy controller
-    # cannot start a non-connectable advertisement while it scans, so two daemons on one
-    # controller would keep each other's advertisements off the air.)
-    if [ $EXT_ADV = 1 ]; then btvirt -l4 >> "$LOGDIR/btvirt.log" 2>&1 &
-    else btvirt -L -l4 >> "$LOGDIR/btvirt.log" 2>&1 &
-    fi
-    BTVIRT_PID=$!
-    wait_until 60 btvirt_settled
-    controllers_up && { ok=1; break; }
-    log "btvirt try $try: the controllers did not come up; restarting it"
-    kill $BTVIRT_PID 2>/dev/null; wait $BTVIRT_PID 2>/dev/null
-    for _ in $(seq 50); do [ -z "$(ls /sys/class/bluetooth 2>/dev/null)" ] && break; nap 0.1; done
-done
-PIDS+=($BTVIRT_PID)
-[ $ok = 1 ] || { echo "FAIL setup: btvirt did not bring up hci0, hci1 and hci2"; dmesg | grep -i -E 'bluetooth|hci' | tail; exit 10; }
-log "btvirt up: $(hciconfig | awk '/^hci/{n=$1} /BD Address/{printf "%s%s ", n, $3}')"
-
-if [ $QUIET = 0 ]; then
-    btmon -w "$LOGDIR/btmon.snoop" > /dev/null 2>&1 &
-    PIDS+=($!)
-fi
-
-BTD_PID=""
-BTD_DEBUG=-d; [ $QUIET = 1 ] && BTD_DEBUG=""
-# bluetoothd's configuration: Debian's, or with --privacy one of our own (the daemons are told).
-BTD_CONF=/etc/bluetooth/main.conf; BTD_ARGS=()
-if [ $PRIVACY = 1 ]; then
-    BTD_CONF=$W/main.conf
-    printf '[General]\nPrivacy = device\n' > "$BTD_CONF"
-    BTD_ARGS=(-f "$BTD_CONF")
-fi
-start_bluetoothd() {
-    /usr/libexec/bluetooth/bluetoothd -n $BTD_DEBUG "${BTD_ARGS[@]}" >> "$LOGDIR/bluetoothd.log" 2>&1 &
-    BTD_PID=$!
-    PIDS+=($BTD_PID)
-}
-# The four adapters are on the bus with their LEAdvertisingManager1.
-bluez_ready() {
-    [ "$(busctl --system call org.bluez / org.freedesktop.DBus.ObjectManager GetManagedObjects 2>/dev/null |
-        grep -o 'org.bluez.LEAdvertisingManager1' | wc -l)" -ge 4 ]
-}
-start_bluetoothd
-wait_until 90 bluez_ready || { echo "FAIL setup: bluetoothd did not show four adapters"; exit 10; }
-log "bluetoothd up (pid $BTD_PID)"
-# What bluetoothd says hci0 can do (SupportedSecondaryChannels exists only with extended advertising).
-busctl --system introspect org.bluez /org/bluez/hci0 org.bluez.LEAdvertisingManager1 > "$LOGDIR/adv-manager.txt" 2>&1
+# Real BlueZ: dbus-daemon, btvirt (hci0 to hci3), btmon, bluetoothd (Tests/e2e/rig-bluez.sh).
+# shellcheck source=rig-bluez.sh
+. "$HERE/rig-bluez.sh"
+rig_bluez_up
 
 # Properties, through busctl: "y 1" -> 1, "b true" -> true.
 bprop() { busctl --system get-property org.bluez "/org/bluez/$1" "$2" "$3" 2>/dev/null | cut -d' ' -f2; }

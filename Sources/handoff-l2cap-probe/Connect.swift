@@ -1,0 +1,66 @@
+import ArgumentParser
+import BluetoothManagement
+import Foundation
+
+/// C's side: connect to a PSM, check what arrives, answer.
+struct Connect: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Connects to ADDRESS TYPE PSM, reads BYTES and checks them, writes an answer.")
+    @OptionGroup var local: Local
+    @Argument(help: "The peer's address (Device1.Address).") var address: String
+    @Argument(help: "Its type: public or random (Device1.AddressType).") var type: String
+    @Argument(help: "The PSM: 0x0080…0x00FF, decimal or 0x hex.") var psm: String
+    @Option(help: "Bytes the listener sends.") var bytes: Int = 1_048_576
+    @Option(help: "Bytes of the answer back.") var answer: Int = 65_536
+    @Option(help: "Connect timeout in seconds.") var timeout: Double = 20
+
+    func run() async throws {
+        guard let psm = psm.hasPrefix("0x") ? UInt16(psm.dropFirst(2), radix: 16) : UInt16(psm) else {
+            throw ValidationError("PSM '\(psm)' is not a number")
+        }
+        let peer = try LEAddress(address, type: type)
+        let from = try local.address()
+        let start = Date()
+        let channel: L2CAPChannel
+        do throws(L2CAPError) {
+            channel = try await L2CAPConnector.connect(
+                from: from, to: peer, psm: psm, timeout: .milliseconds(Int(timeout * 1000)),
+                receiveMTU: local.mtu)
+        } catch {
+            var fields: [String: Any] = [
+                "role": "connect", "error": error.description, "seconds": Date().timeIntervalSince(start),
+            ]
+            if case .connectFailed(_, _, let code) = error { fields["errno"] = Int(code) }
+            ProbeOutput.result(fields)
+            throw ExitCode(2)
+        }
+        let connected = Date()
+        ProbeOutput.say("connected to \(peer) psm=\(ProbeOutput.psm(psm)) in \(ProbeOutput.seconds(connected.timeIntervalSince(start))): "
+            + "send MTU \(channel.sendMTU), receive MTU \(channel.receiveMTU)")
+        var io = SDUChannel(channel)
+        defer { try? channel.descriptor.close() }
+        var request = Array("HOP1".utf8)
+        request += (0..<8).reversed().map { UInt8(truncatingIfNeeded: bytes >> ($0 * 8)) }
+        request += (0..<4).reversed().map { UInt8(truncatingIfNeeded: answer >> ($0 * 8)) }
+        try io.writeAll(request)
+        let requested = Date()
+        let check = try io.checkPattern(count: bytes, seed: 1)
+        let received = Date()
+        try io.writeAll(patternBytes: answer, seed: 2)
+        let verdict = try io.readExactly(1)
+        let first = check.firstByte ?? received
+        let fields: [String: Any] = [
+            "role": "connect", "psm": Int(psm), "send_mtu": channel.sendMTU, "recv_mtu": channel.receiveMTU,
+            "connect_s": connected.timeIntervalSince(start),
+            "first_byte_s": first.timeIntervalSince(start),
+            "first_byte_after_request_s": first.timeIntervalSince(requested),
+            "bytes": bytes, "intact": check.mismatch == nil, "sdus": check.reads,
+            "receive_s": received.timeIntervalSince(requested),
+            "kbit_s": Double(bytes) * 8 / 1000 / max(received.timeIntervalSince(requested), 1e-9),
+            "answer_bytes": answer, "answer_intact": verdict == [1],
+        ]
+        ProbeOutput.result(fields)
+        if let mismatch = check.mismatch { throw ProbeFailure("the bytes received differ at byte \(mismatch)") }
+        guard verdict == [1] else { throw ProbeFailure("the listener found the answer damaged") }
+    }
+}
