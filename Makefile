@@ -94,9 +94,11 @@ demo: build
 bench: deps
 	SWIFT="$(SWIFT)" SWIFT_FLAGS="$(SWIFT_FLAGS)" INSTALL_BUILD_FLAGS="$(INSTALL_BUILD_FLAGS)" scripts/bench.sh
 
-# Continue latency on real bluetoothd in the VM rig (root: qemu boots /boot's kernel).
+# Continue latency on real bluetoothd in the VM rig (root: qemu boots /boot's kernel), then
+# the LE L2CAP channel that continuation streams use: time to first byte and 1 MiB throughput.
 bench-continue: deps
 	SWIFT="$(SWIFT)" SWIFT_FLAGS="$(SWIFT_FLAGS)" INSTALL_BUILD_FLAGS="$(INSTALL_BUILD_FLAGS)" scripts/bench-continue.sh
+	SWIFT="$(SWIFT)" SWIFT_FLAGS="$(SWIFT_FLAGS)" INSTALL_BUILD_FLAGS="$(INSTALL_BUILD_FLAGS)" scripts/bench-l2cap.sh
 
 # Desktop latency on real bluetoothd in the VM rig (root): beacon heard -> notification,
 # Continue -> the app has the activity (the e2e desktop scenario, release builds, quiet).

@@ -1,8 +1,7 @@
 #!/usr/bin/env bash
 # bench-l2cap.sh: the LE L2CAP channel of continuation streams (docs/continuation.md section 10.6)
 # on real bluetoothd and the guest's kernel in the VM rig, and its figures into docs/BENCHMARKS.md
-# (the section "LE L2CAP channel" only). Not yet part of a make target: the lead wires it into
-# `make bench-continue`.
+# (the section "LE L2CAP channel" only). `make bench-continue` runs it after the continue latency.
 #
 # Builds handoff-l2cap-probe (a test tool, never installed) as `make install` builds the daemons,
 # boots the rig (scripts/vm-rig/run-rig.sh) and runs Tests/e2e/guest-l2cap.sh there, quiet
