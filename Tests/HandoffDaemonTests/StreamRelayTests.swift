@@ -160,9 +160,10 @@ import Testing
     }
 
     /// The origin's app keeps its output open until its input ended, so the relay can still abort.
-    static func origin(handshakeTimeout: Duration = .seconds(5), appWrites: [UInt8] = [], holdOutput: Bool = true)
-        async throws -> Origin
-    {
+    static func origin(
+        handshakeTimeout: Duration = .seconds(5), idleTimeout: Duration = .seconds(60), appWrites: [UInt8] = [],
+        holdOutput: Bool = true, claim: @escaping @Sendable () -> Bool = { true }
+    ) async throws -> Origin {
         let directory = try LocalStreamTransportTests.directory()
         let listener = try await LocalStreamTransport(directory: directory, adapterAddress: LocalStreamTransportTests.origin)
             .listen()
@@ -170,9 +171,10 @@ import Testing
         let apps = try await appPair()
         var relay = StreamRelay(role: .origin, keys: keys)
         relay.handshakeTimeout = handshakeTimeout
+        relay.idleTimeout = idleTimeout
         let outcome = Task {
             let link = try await StreamChannelIO.open(listener.accept(), group: group)
-            return await relay.run(link: link, app: apps.relay)
+            return await relay.run(link: link, app: apps.relay, claim: claim)
         }
         let app = Task { await Self.app(apps.app, writes: appWrites, holdOutput: holdOutput) }
         let link = try await StreamChannelIO.open(
@@ -246,5 +248,50 @@ import Testing
         }
         #expect(try await origin.outcome.value == .refused(.handshakeTimedOut))
         #expect(received == 0)
+    }
+
+    /// Everything the test's peer reads from the origin until the link closes: the frames, then the error.
+    static func readAll(_ inbound: NIOAsyncChannelInboundStream<ByteBuffer>, opener: inout StreamOpener) async throws
+        -> (bytes: Int, error: StreamError?)
+    {
+        var count = 0
+        do {
+            for try await buffer in inbound {
+                count += buffer.readableBytes
+                opener.append(buffer.readableBytesView)
+                while try opener.next() != nil {}
+            }
+            try opener.finish()
+            return (count, nil)
+        } catch let error as StreamError { return (count, error) }
+    }
+
+    /// An offer already used: a good hello on another channel is refused like a stranger's, without a byte.
+    @Test func aHelloForAnOfferAlreadyUsedIsRefusedWithoutAByte() async throws {
+        let origin = try await Self.origin(claim: { false })
+        defer { origin.listener.close(); LocalStreamTransportTests.cleanUp(origin.directory) }
+        var sealer = origin.keys.sealer(for: .continuing)
+        var opener = origin.keys.opener(for: .continuing)
+        let read = try await origin.link.channel.executeThenClose { inbound, _ in
+            try await StreamChannelIO.send(try sealer.hello(), sendUnit: 2048, on: origin.link.channel.channel)
+            return try await Self.readAll(inbound, opener: &opener)
+        }
+        #expect(try await origin.outcome.value == .refused(.stream(.handshakeFailed)))
+        #expect(read.bytes == 0 && read.error == .truncated)
+    }
+
+    /// Nothing crossing for the idle timeout ends the stream: the app's side reports it, the peer gets an abort.
+    @Test func anIdleStreamEndsWithAnAbortToThePeer() async throws {
+        let origin = try await Self.origin(idleTimeout: .milliseconds(300))
+        defer { origin.listener.close(); LocalStreamTransportTests.cleanUp(origin.directory) }
+        var sealer = origin.keys.sealer(for: .continuing)
+        var opener = origin.keys.opener(for: .continuing)
+        let read = try await origin.link.channel.executeThenClose { inbound, _ in
+            try await StreamChannelIO.send(try sealer.hello() + sealer.seal([1]), sendUnit: 2048, on: origin.link.channel.channel)
+            return try await Self.readAll(inbound, opener: &opener)
+        }
+        #expect(try await origin.outcome.value == .failed(.idleTimedOut))
+        #expect(read.error == .peerAborted(.cancelled))
+        #expect(await origin.app.value == [1])
     }
 }

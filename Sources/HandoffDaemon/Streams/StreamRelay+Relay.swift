@@ -19,7 +19,8 @@ extension StreamRelay {
         activity: ActivityClock, link: StreamChannelIO
     ) async -> Outcome {
         let linkChannel = link.channel.channel
-        let idle = activity.watch(idleTimeout) { linkChannel.close(promise: nil) }
+        // Idle: stop reading the link (its input closes, the read below ends), so the abort can still go out.
+        let idle = activity.watch(idleTimeout) { linkChannel.close(mode: .input, promise: nil) }
         defer { idle.cancel() }
         let upstream = Task { () -> Upstream in
             var sealer = sealer
