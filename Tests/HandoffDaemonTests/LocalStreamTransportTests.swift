@@ -66,6 +66,14 @@ import Testing
         #expect(again.psm == 0x0080)
     }
 
+    /// A directory too long for a Unix socket path is an error, not a crash.
+    @Test func aSocketPathTooLongIsAnError() async throws {
+        let transport = LocalStreamTransport(directory: "/tmp/" + String(repeating: "d", count: 120), adapterAddress: Self.origin)
+        await #expect(throws: StreamTransportError.system(call: "socket path", errno: ENAMETOOLONG)) {
+            try await transport.listen()
+        }
+    }
+
     /// A daemon that ended without closing its listener leaves a socket file; the next listen takes it over.
     @Test func aStaleSocketFileIsTakenOver() async throws {
         let directory = try Self.directory()

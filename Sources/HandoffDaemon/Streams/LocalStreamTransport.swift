@@ -45,7 +45,7 @@ struct LocalStreamTransport: StreamTransport {
 
     func connect(to peer: StreamPeer, psm: UInt16, timeout: Duration) async throws -> StreamTransportChannel {
         let descriptor = try Self.socket()
-        let result = Self.withAddress(path(address: peer.address, psm: psm)) { Glibc.connect(descriptor, $0, $1) }
+        let result = try Self.withAddress(path(address: peer.address, psm: psm)) { Glibc.connect(descriptor, $0, $1) }
         guard result == 0 else {
             let code = errno
             _ = Glibc.close(descriptor)
@@ -67,22 +67,26 @@ struct LocalStreamTransport: StreamTransport {
     /// Binds `descriptor` to `path`; false when a live socket holds the path. A stale socket file (nothing
     /// accepts on it: its daemon ended without removing it) is removed and the path taken.
     static func bind(_ descriptor: Int32, to path: String) throws -> Bool {
-        if withAddress(path, { Glibc.bind(descriptor, $0, $1) }) == 0 { return true }
+        if try withAddress(path, { Glibc.bind(descriptor, $0, $1) }) == 0 { return true }
         guard errno == EADDRINUSE else { throw failure("bind") }
         let probe = try socket()
         defer { _ = Glibc.close(probe) }
-        guard withAddress(path, { Glibc.connect(probe, $0, $1) }) != 0, errno == ECONNREFUSED else { return false }
+        guard try withAddress(path, { Glibc.connect(probe, $0, $1) }) != 0, errno == ECONNREFUSED else { return false }
         _ = unlink(path)
-        if withAddress(path, { Glibc.bind(descriptor, $0, $1) }) == 0 { return true }
+        if try withAddress(path, { Glibc.bind(descriptor, $0, $1) }) == 0 { return true }
         guard errno == EADDRINUSE else { throw failure("bind") }
         return false
     }
 
-    static func withAddress<R>(_ path: String, _ body: (UnsafePointer<sockaddr>, socklen_t) -> R) -> R {
+    /// Calls `body` with the `sockaddr_un` of `path`.
+    /// - Throws: `StreamTransportError.system(call: "socket path", errno: ENAMETOOLONG)` for a path over 107 bytes.
+    static func withAddress<R>(_ path: String, _ body: (UnsafePointer<sockaddr>, socklen_t) -> R) throws -> R {
         var address = sockaddr_un()
         address.sun_family = sa_family_t(AF_UNIX)
         let bytes = Array(path.utf8)
-        precondition(bytes.count < MemoryLayout.size(ofValue: address.sun_path), "a socket path over 107 bytes")
+        guard bytes.count < MemoryLayout.size(ofValue: address.sun_path) else {
+            throw StreamTransportError.system(call: "socket path", errno: ENAMETOOLONG)
+        }
         withUnsafeMutableBytes(of: &address.sun_path) { raw in
             raw.copyBytes(from: bytes)
         }
