@@ -197,6 +197,8 @@ let package = Package(
             dependencies: [
                 "HandoffDaemon", "BluetoothManagement", "HandoffProtocol", "HandoffCore", "DBusTestSupport",
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
             ]
         ),
         .target(name: "HandoffTestSupport", dependencies: ["HandoffProtocol"], path: "Tests/HandoffTestSupport"),

@@ -20,13 +20,17 @@ public struct ActivityPayload: Sendable, Hashable {
     /// An http or https URL.
     public var webpageURL: String?
     public var requiredUserInfoKeys: [String]?
+    /// The origin's stream offer (docs/continuation.md, section 10.2): present only in the response to a
+    /// request that takes streams (`ContinuationFormat.streamsByte`), for an activity whose app takes them.
+    public var streamOffer: StreamOffer?
 
     /// - Throws: `ActivityPayloadError` when a field is over its limit or the URL is not http(s).
     public init(
         type: ActivityType, title: String? = nil, userInfo: [UInt8]? = nil, webpageURL: String? = nil,
-        requiredUserInfoKeys: [String]? = nil
+        requiredUserInfoKeys: [String]? = nil, streamOffer: StreamOffer? = nil
     ) throws(ActivityPayloadError) {
         self.type = type
+        self.streamOffer = streamOffer
         self.title = title
         self.userInfo = userInfo
         self.webpageURL = webpageURL
@@ -39,6 +43,8 @@ public struct ActivityPayload: Sendable, Hashable {
         static let userInfo: UInt8 = 1 << 1
         static let webpageURL: UInt8 = 1 << 2
         static let requiredKeys: UInt8 = 1 << 3
+        static let streamOffer: UInt8 = 1 << 4
+        /// The bits a payload may carry; `streamOffer` only in answer to a request that takes streams.
         static let all: UInt8 = 0x0f
     }
 
@@ -66,6 +72,7 @@ public struct ActivityPayload: Sendable, Hashable {
         if userInfo != nil { flags |= Flag.userInfo }
         if webpageURL != nil { flags |= Flag.webpageURL }
         if requiredUserInfoKeys != nil { flags |= Flag.requiredKeys }
+        if streamOffer != nil { flags |= Flag.streamOffer }
         var out: [UInt8] = [Self.version, flags]
         func short(_ bytes: some Collection<UInt8>) {
             out.append(UInt8(truncatingIfNeeded: bytes.count >> 8))
@@ -84,16 +91,21 @@ public struct ActivityPayload: Sendable, Hashable {
                 out.append(contentsOf: key.utf8)
             }
         }
+        if let streamOffer { out.append(contentsOf: streamOffer.encoded()) }
         return out
     }
 
     /// Decodes and validates a version 1 encoding; never traps, whatever the bytes.
-    public init(decoding bytes: some Collection<UInt8>) throws(ActivityPayloadError) {
+    ///
+    /// - Parameter allowingStreamOffer: whether flag bit 4 (a stream offer) may be set: only in the response
+    ///   to a request that takes streams; otherwise it is a reserved bit, as for a device that predates streams.
+    public init(decoding bytes: some Collection<UInt8>, allowingStreamOffer: Bool = false) throws(ActivityPayloadError) {
         var reader = ByteReader(Array(bytes))
         let version = try reader.byte()
         guard version == Self.version else { throw .unsupportedVersion(version) }
         let flags = try reader.byte()
-        guard flags & ~Flag.all == 0 else { throw .reservedFlags(flags) }
+        let allowed = Flag.all | (allowingStreamOffer ? Flag.streamOffer : 0)
+        guard flags & ~allowed == 0 else { throw .reservedFlags(flags) }
         let typeText = try reader.string(count: Int(try reader.byte()), field: "type")
         let type: ActivityType
         do { type = try ActivityType(typeText) } catch { throw .invalidType(error.description) }
@@ -107,8 +119,14 @@ public struct ActivityPayload: Sendable, Hashable {
             for _ in 0..<count { list.append(try reader.string(count: Int(try reader.byte()), field: "a requiredUserInfoKeys key")) }
             keys = list
         }
+        var offer: StreamOffer?
+        if flags & Flag.streamOffer != 0 {
+            let raw = try reader.bytes(count: StreamFormat.offerLength)
+            do { offer = try StreamOffer(decoding: raw) } catch { throw .invalidStreamOffer(error) }
+        }
         guard reader.remaining == 0 else { throw .trailingBytes(reader.remaining) }
-        try self.init(type: type, title: title, userInfo: userInfo, webpageURL: url, requiredUserInfoKeys: keys)
+        try self.init(type: type, title: title, userInfo: userInfo, webpageURL: url, requiredUserInfoKeys: keys,
+            streamOffer: offer)
     }
 }
 

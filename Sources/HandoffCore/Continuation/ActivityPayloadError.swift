@@ -9,6 +9,8 @@ public enum ActivityPayloadError: Error, Sendable, Hashable, CustomStringConvert
     case invalidUTF8(field: String)
     case tooLong(field: String, length: Int, limit: Int)
     case badURLScheme
+    /// The stream offer (flag bit 4) does not decode (docs/continuation.md, section 10.2).
+    case invalidStreamOffer(StreamOfferError)
 
     public var description: String {
         switch self {
@@ -20,6 +22,7 @@ public enum ActivityPayloadError: Error, Sendable, Hashable, CustomStringConvert
         case .invalidUTF8(let field): "\(field) is not valid UTF-8"
         case .tooLong(let field, let length, let limit): "\(field) is \(length) bytes; the limit is \(limit)"
         case .badURLScheme: "webpageURL is not http or https"
+        case .invalidStreamOffer(let why): "stream offer: \(why)"
         }
     }
 }

@@ -9,6 +9,10 @@ public enum ContinuationFormat {
     /// The first byte of a rekey's request and response: version 1, kind 2
     /// (docs/continuation.md, section 11).
     public static let rekeyByte: UInt8 = 0x12
+    /// The first byte of a continuation whose requester takes streams: version 1, kind 3
+    /// (docs/continuation.md, sections 4 and 10.2). Its request and response are a continuation's,
+    /// under labels of their own; only its response's payload may carry a stream offer.
+    public static let streamsByte: UInt8 = 0x13
     /// The GATT primary service "handoff continuation".
     public static let serviceUUID = "7a955467-538c-4b86-9aa8-9ef63d05d0a7"
     /// The request characteristic (`write`).
@@ -46,12 +50,15 @@ public enum ContinuationFormat {
     static let introductionResponseLabel = Array("handoff v1 introduce response".utf8)
     static let rekeyRequestLabel = Array("handoff v1 rekey request".utf8)
     static let rekeyResponseLabel = Array("handoff v1 rekey response".utf8)
+    static let streamsRequestLabel = Array("handoff v1 continue with streams request".utf8)
+    static let streamsResponseLabel = Array("handoff v1 continue with streams response".utf8)
 
     /// The request label of an exchange kind (the first byte).
     static func requestLabel(kind: UInt8) -> [UInt8] {
         switch kind {
         case introductionByte: introductionRequestLabel
         case rekeyByte: rekeyRequestLabel
+        case streamsByte: streamsRequestLabel
         default: requestLabel
         }
     }
@@ -61,6 +68,7 @@ public enum ContinuationFormat {
         switch kind {
         case introductionByte: introductionResponseLabel
         case rekeyByte: rekeyResponseLabel
+        case streamsByte: streamsResponseLabel
         default: responseLabel
         }
     }

@@ -22,14 +22,24 @@ public struct ContinuationServer: Sendable {
         /// For a rekey (docs/continuation.md, section 11), the sender's fingerprint and its
         /// envelope, to open with `openRekey(_:identity:roster:)`; nil for the other kinds.
         public let rekey: RekeyRequest?
+        /// Whether the request said the requester takes streams (`ContinuationFormat.streamsByte`): only then
+        /// may the response carry a stream offer (docs/continuation.md, sections 4 and 10.2).
+        public var takesStreams: Bool { kind == ContinuationFormat.streamsByte }
         /// The chunks of the response must carry this.
         public let session: UInt32
+        /// The request's first byte; the response carries it too.
+        let kind: UInt8
         let requestNonce: [UInt8]
         let context: [UInt8]
         let tag: [UInt8]
         let key: SecretBytes
         /// The account key the request opened under (a rekey's envelope is bound to it).
         let accountKey: AccountKey
+
+        /// The keys of the stream `offer` made in the response to this request (docs/continuation.md, section 10.3).
+        public func streamKeys(for offer: StreamOffer) -> StreamKeys {
+            StreamKeys(streamKey: accountKey.schedule.streamKey, context: context, tag: tag, requestNonce: requestNonce, offer: offer)
+        }
     }
 
     /// What a rekey request carries besides the 26 bytes every request does.
@@ -98,6 +108,7 @@ public struct ContinuationServer: Sendable {
         let kind: UInt8
         switch request.first {
         case ContinuationFormat.versionByte where request.count == ContinuationFormat.requestLength,
+            ContinuationFormat.streamsByte where request.count == ContinuationFormat.requestLength,
             ContinuationFormat.introductionByte where request.count == ContinuationFormat.introductionRequestLength:
             kind = request[0]
         case ContinuationFormat.rekeyByte where acceptsRekeys && request.count == ContinuationFormat.rekeyRequestLength:
@@ -148,17 +159,20 @@ public struct ContinuationServer: Sendable {
             return Accepted(
                 account: candidate.account.id, epoch: candidate.epoch, activity: activity,
                 requester: DeviceID(rawValue: requester), requesterCard: card, rekey: rekey,
-                session: Self.uint32(nonce[0..<4]), requestNonce: nonce, context: context, tag: tag,
+                session: Self.uint32(nonce[0..<4]), kind: kind, requestNonce: nonce, context: context, tag: tag,
                 key: candidate.account.schedule.payloadKey.withUnsafeBytes { SecretBytes($0) },
                 accountKey: candidate.account)
         }
         throw .authenticationFailed
     }
 
-    /// The sealed `ok` response carrying `payload`.
+    /// The sealed `ok` response carrying `payload`, with the request's own kind and label.
+    /// - Precondition: the payload carries a stream offer only when the request takes streams
+    ///   (`Accepted.takesStreams`): a requester that did not say so refuses the payload.
     public func respond(to request: Accepted, with payload: ActivityPayload, using generator: inout some RandomNumberGenerator) -> [UInt8] {
         precondition(request.requesterCard == nil && request.rekey == nil, "only a continuation is answered with an activity")
-        return seal(payload.encoded(), kind: ContinuationFormat.versionByte, label: ContinuationFormat.responseLabel,
+        precondition(payload.streamOffer == nil || request.takesStreams, "a stream offer only to a request that takes streams")
+        return seal(payload.encoded(), kind: request.kind, label: ContinuationFormat.responseLabel(kind: request.kind),
             for: request, using: &generator)
     }
 

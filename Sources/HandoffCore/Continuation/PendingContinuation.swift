@@ -13,6 +13,8 @@ public struct PendingContinuation: Sendable {
     public var isIntroduction: Bool { kind == ContinuationFormat.introductionByte }
     /// Whether this is a rekey (docs/continuation.md, section 11).
     public var isRekey: Bool { kind == ContinuationFormat.rekeyByte }
+    /// Whether the request said this device takes streams, so the response may carry a stream offer.
+    public var takesStreams: Bool { kind == ContinuationFormat.streamsByte }
     private let kind: UInt8
     /// For a rekey, the envelope the request carries (its recipient's acknowledgement is checked).
     let rekey: RekeyEnvelope?
@@ -22,6 +24,8 @@ public struct PendingContinuation: Sendable {
     private let context: [UInt8]
     private let tag: [UInt8]
     private let key: SecretBytes
+    /// `K_stream` of the account (docs/continuation.md, section 10.3), for a response's stream offer.
+    private let streamKey: SecretBytes
 
     /// Seals a request for the activity that `beacon` announced.
     ///
@@ -31,14 +35,21 @@ public struct PendingContinuation: Sendable {
     ///   - account: the key that recognised it.
     ///   - requester: this device's per-epoch identifier, which the origin app is told.
     ///   - introducing: this device's card, for an introduction; nil for a continuation.
+    ///   - takesStreams: for a continuation, whether to ask with the kind that takes streams
+    ///     (`ContinuationFormat.streamsByte`, docs/continuation.md section 4), so that the response may carry
+    ///     a stream offer. Ask so only when the beacon carried `supportsStreams`: a device that predates
+    ///     streams refuses the kind as `malformed`, and never sets that flag.
     public init(
         beacon: RecognizedBeacon, tag: [UInt8], account: AccountKey, requester: DeviceID,
-        introducing card: DeviceCard? = nil, using generator: inout some RandomNumberGenerator
+        introducing card: DeviceCard? = nil, takesStreams: Bool = false, using generator: inout some RandomNumberGenerator
     ) {
+        precondition(card == nil || !takesStreams, "an introduction carries no stream")
+        let kind = card != nil
+            ? ContinuationFormat.introductionByte
+            : takesStreams ? ContinuationFormat.streamsByte : ContinuationFormat.versionByte
         self.init(
             beacon: beacon, tag: tag, account: account, requester: requester,
-            kind: card == nil ? ContinuationFormat.versionByte : ContinuationFormat.introductionByte,
-            extra: card?.paddedEncoding() ?? [], rekey: nil, using: &generator)
+            kind: kind, extra: card?.paddedEncoding() ?? [], rekey: nil, using: &generator)
     }
 
     /// The request of any kind: `extra` follows the 26 bytes every plaintext starts with.
@@ -69,28 +80,50 @@ public struct PendingContinuation: Sendable {
         self.context = context
         self.tag = tag
         self.key = key.withUnsafeBytes { SecretBytes($0) }
+        streamKey = account.schedule.streamKey
         self.rekey = rekey
     }
 
     /// `init(beacon:tag:account:requester:introducing:using:)` with the system's secure generator.
     public init(
-        beacon: RecognizedBeacon, tag: [UInt8], account: AccountKey, requester: DeviceID, introducing card: DeviceCard? = nil
+        beacon: RecognizedBeacon, tag: [UInt8], account: AccountKey, requester: DeviceID, introducing card: DeviceCard? = nil,
+        takesStreams: Bool = false
     ) {
         var generator = SystemRandomNumberGenerator()
-        self.init(beacon: beacon, tag: tag, account: account, requester: requester, introducing: card, using: &generator)
+        self.init(
+            beacon: beacon, tag: tag, account: account, requester: requester, introducing: card, takesStreams: takesStreams,
+            using: &generator)
     }
 
     /// A request for `beacon`, with the tag it carried and the system's secure generator.
-    public init(beacon: RecognizedBeacon, account: AccountKey, requester: DeviceID, introducing card: DeviceCard? = nil) {
-        self.init(beacon: beacon, tag: beacon.tagBytes, account: account, requester: requester, introducing: card)
+    public init(
+        beacon: RecognizedBeacon, account: AccountKey, requester: DeviceID, introducing card: DeviceCard? = nil,
+        takesStreams: Bool = false
+    ) {
+        self.init(
+            beacon: beacon, tag: beacon.tagBytes, account: account, requester: requester, introducing: card,
+            takesStreams: takesStreams)
     }
 
     /// Opens the reassembled response of a continuation.
     /// - Throws: `ExchangeError`: refused, malformed, not authentic, or an invalid payload.
+    ///
+    /// The payload carries a stream offer only when this request takes streams (`takesStreams`); otherwise
+    /// an offer's flag is a reserved bit (`invalidPayload`), as for a device that predates streams.
     public func open(response: [UInt8]) throws(ExchangeError) -> ActivityPayload {
-        precondition(kind == ContinuationFormat.versionByte, "only a continuation's response holds an activity")
+        precondition(
+            kind == ContinuationFormat.versionByte || kind == ContinuationFormat.streamsByte,
+            "only a continuation's response holds an activity")
         let plaintext = try openPlaintext(response)
-        do { return try ActivityPayload(decoding: plaintext) } catch { throw .invalidPayload(error) }
+        do { return try ActivityPayload(decoding: plaintext, allowingStreamOffer: takesStreams) } catch {
+            throw .invalidPayload(error)
+        }
+    }
+
+    /// The keys of the stream `offer` (from this exchange's response) opens (docs/continuation.md, section 10.3).
+    public func streamKeys(for offer: StreamOffer) -> StreamKeys {
+        precondition(takesStreams, "only a request that takes streams gets an offer")
+        return StreamKeys(streamKey: streamKey, context: context, tag: tag, requestNonce: requestNonce, offer: offer)
     }
 
     /// Opens the reassembled response of an introduction: the origin's card.

@@ -3,7 +3,7 @@
 /// `version(1) = 1 ‖ psm(2, big-endian) ‖ secret(16)`.
 ///
 /// The secret is one input of the stream keys; `description` and reflection show only the PSM.
-public struct StreamOffer: Sendable, Equatable, CustomStringConvertible, CustomDebugStringConvertible,
+public struct StreamOffer: Sendable, Hashable, CustomStringConvertible, CustomDebugStringConvertible,
     CustomReflectable
 {
     /// The LE L2CAP PSM the origin listens on for this stream, in 0x0080…0x00FF.
@@ -52,6 +52,9 @@ public struct StreamOffer: Sendable, Equatable, CustomStringConvertible, CustomD
             rhs.secret.withUnsafeBytes { right in zip(left, right).reduce(UInt8(0)) { $0 | ($1.0 ^ $1.1) } == 0 }
         }
     }
+
+    /// Hashes the PSM only (equal offers have equal PSMs; the secret never feeds a hash table).
+    public func hash(into hasher: inout Hasher) { hasher.combine(psm) }
 
     /// `StreamOffer(psm: 0x0081)`: never the secret.
     public var description: String { "StreamOffer(psm: 0x\(Hex.encode(psm, width: 4)))" }

@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Independent reference of the continuation streams (docs/continuation.md, section 10, written from the
-document alone); writes stream-v1.json next to itself.
+document alone), and of the continuation exchange that carries a stream offer (sections 4, 5 and 10.2: the
+request kind 0x13 and the payload's flag bit 4); writes stream-v1.json next to itself.
 
 It shares no code with the Swift implementation: HMAC, SHA-256 and HKDF come from Python's standard library,
 ChaCha20-Poly1305 from the `cryptography` package. The Swift tests (StreamVectorTests.swift) check that
@@ -129,6 +130,68 @@ OFFER_INPUTS = [
 ]
 
 
+def payload_key(secret):
+    return hkdf(secret, SCHEDULE_SALT, b"handoff v1 payload sealing")
+
+
+def recognition_tag(secret, ctx, slot):
+    return hmac256(hkdf(secret, SCHEDULE_SALT, b"handoff v1 beacon recognition tag"), ctx + bytes([slot]))[:4]
+
+
+def activity_payload(type_name, title, offer):
+    """Version 1 payload (section 5) with a title and, when `offer` is not None, flag bit 4 and the offer."""
+    flags = 0x01 | (0x10 if offer is not None else 0)
+    out = bytes([1, flags, len(type_name)]) + type_name + struct.pack(">H", len(title)) + title
+    return out + (offer if offer is not None else b"")
+
+
+EXCHANGES = [
+    {"name": "takes streams, offer PSM 0x0080", "secret": bytes(range(32)), "epochLength": 600,
+     "epochIndex": 2_900_000, "slot": 3, "sequence": 0x1234, "originDevice": 0xDEADBEEF, "requesterDevice": 0x0B0B0B0B,
+     "requestNonce": bytes([0x41]) * 16, "requestAEADNonce": bytes([0x51]) * 12, "responseNonce": bytes([0x61]) * 12,
+     "type": b"org.handoff.example.browse", "title": b"Release notes",
+     "offer": offer_bytes(0x0080, bytes(range(0xC0, 0xD0)))},
+    {"name": "takes streams, the activity offers none", "secret": bytes([0xB0]) * 32, "epochLength": 900,
+     "epochIndex": 123_456, "slot": 0, "sequence": 0x0001, "originDevice": 0x01020304, "requesterDevice": 0xFFFFFFFF,
+     "requestNonce": bytes(range(0x20, 0x30)), "requestAEADNonce": bytes(range(12)), "responseNonce": bytes([0xEE]) * 12,
+     "type": b"org.handoff.example.edit", "title": b"", "offer": None},
+]
+
+
+def exchange(v):
+    """The request of kind 0x13 (a continuation whose requester takes streams) and the origin's ok response."""
+    ctx = epoch_context(v["epochLength"], v["epochIndex"])
+    tag = recognition_tag(v["secret"], ctx, v["slot"])
+    key = payload_key(v["secret"])
+    plaintext = (v["requestNonce"] + struct.pack(">H", v["sequence"]) + struct.pack(">I", v["originDevice"])
+                 + struct.pack(">I", v["requesterDevice"]))
+    sealed = ChaCha20Poly1305(key).encrypt(
+        v["requestAEADNonce"], plaintext, b"handoff v1 continue with streams request" + ctx + tag)
+    request = bytes([0x13]) + tag + v["requestAEADNonce"] + sealed
+    assert len(request) == 59
+    payload = activity_payload(v["type"], v["title"], v["offer"])
+    sealed = ChaCha20Poly1305(key).encrypt(
+        v["responseNonce"], payload, b"handoff v1 continue with streams response" + ctx + tag + v["requestNonce"])
+    response = bytes([0x13, 0]) + v["responseNonce"] + sealed
+    entry = {
+        "name": v["name"], "accountSecret": v["secret"].hex(), "epochLength": v["epochLength"],
+        "epochIndex": v["epochIndex"], "slot": v["slot"], "sequence": v["sequence"],
+        "originDevice": "%08x" % v["originDevice"], "requesterDevice": "%08x" % v["requesterDevice"],
+        "requestNonce": v["requestNonce"].hex(), "requestAEADNonce": v["requestAEADNonce"].hex(),
+        "responseNonce": v["responseNonce"].hex(), "tag": tag.hex(), "request": request.hex(),
+        "type": v["type"].decode(), "title": v["title"].decode(), "payload": payload.hex(), "response": response.hex(),
+        "offer": v["offer"].hex() if v["offer"] is not None else None,
+    }
+    if v["offer"] is not None:
+        psm = struct.unpack(">H", v["offer"][1:3])[0]
+        _, direction_keys = stream_keys({"secret": v["secret"], "requestNonce": v["requestNonce"],
+                                         "streamSecret": v["offer"][3:], "epochLength": v["epochLength"],
+                                         "epochIndex": v["epochIndex"], "tag": tag, "psm": psm})
+        entry["continuingToOrigin"] = direction_keys["continuingToOrigin"].hex()
+        entry["originToContinuing"] = direction_keys["originToContinuing"].hex()
+    return entry
+
+
 def main():
     keys = []
     derived = []
@@ -168,6 +231,7 @@ def main():
         "keys": keys,
         "transcripts": transcripts,
         "offers": [{"name": name, "bytes": data.hex(), "result": decode_offer(data)} for name, data in OFFER_INPUTS],
+        "exchanges": [exchange(v) for v in EXCHANGES],
     }
     here = os.path.dirname(os.path.abspath(__file__))
     with open(os.path.join(here, "stream-v1.json"), "w") as out:
