@@ -658,6 +658,7 @@ TOML
             f = ($4 > 0) ? $7 / ticks / $4 * 1e6 : 0
             cost[$1, $2, $3] = d; floor[$1, $2, $3] = f
             if ($10 != "yes") notKept++
+            droppedAll += $9; if ($9 > 0) droppingRuns++
             runs++
             rounds[$1] = 1; labels[$3] = 1
         }
@@ -691,7 +692,7 @@ TOML
             printf "**Result: the CPU target is %s.** Median over the rounds of handoffd'"'"'s CPU per report against the\n", met ? "met" : "not met"
             printf "floor'"'"'s, strangers'"'"' beacons (lowest–highest round in brackets): %s. Own beacons against\n", strangers
             printf "strangers'"'"' (the same round): %s. %s\n", own, \
-                notKept ? sprintf("%d of %d runs did not keep up or dropped reports.", notKept, runs) : sprintf("All %d runs kept up, with no report dropped.", runs)
+                notKept ? sprintf("%d of %d runs did not keep up or dropped reports (%d report(s) dropped in %d run(s), as handoffd'"'"'s scanReportsDropped counted them).", notKept, runs, droppedAll, droppingRuns) : sprintf("All %d runs kept up, with no report dropped (handoffd'"'"'s scanReportsDropped stayed 0).", runs)
         }' "$work/daemon-runs.txt")
     memory_result=$(awk '
         { if ($3 / 1024 > ($1 <= 1000 ? 20 : 24)) over = over sprintf(" %d devices: %.1f MiB;", $1, $3 / 1024); n++ }
