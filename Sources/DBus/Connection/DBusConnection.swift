@@ -67,13 +67,17 @@ public final class DBusConnection: Sendable {
     }
 
     /// Lets the connection's thread gather messages that stream in: after a wake
-    /// that came within two windows of the wake before it, the thread waits until
-    /// `window` has passed since that wake before it reads again, and then reads
-    /// and dispatches everything that arrived meanwhile in one go. A message that
-    /// comes alone is read at once; in a stream (bluetoothd's advertisement
-    /// signals in a busy room) each message, and each method reply or queued
-    /// call, may wait up to `window`, and the thread wakes once per window rather
-    /// than once per message. Zero (the default) turns it off.
+    /// that came within two windows of the wake before it, the thread reads until
+    /// the socket is drained, then waits until `window` has passed since that wake
+    /// before it reads again, and then reads and dispatches everything that
+    /// arrived meanwhile in one go. A message that comes alone is read at once,
+    /// and so is everything within two windows of an interactive use of the
+    /// connection (work queued from a task, such as a call or a message sent; a
+    /// method call received; a reply that completed a call), so an exchange of
+    /// calls and replies never waits. In a stream of signals alone (bluetoothd's
+    /// advertisements in a busy room) each message may wait up to `window`, and
+    /// the thread wakes once per window rather than once per message. Zero (the
+    /// default) turns it off.
     public func batchInput(within window: Duration) {
         let (seconds, attoseconds) = window.components
         let nanoseconds = UInt64(max(0, seconds * 1_000_000_000 + attoseconds / 1_000_000_000))
@@ -84,13 +88,18 @@ public final class DBusConnection: Sendable {
     /// Times a socket had input for the connection's thread since it started
     /// (what `batchInput(within:)` makes fewer).
     var inputWakes: UInt64 {
-        get async {
-            let loop = core.loop
-            return await withCheckedContinuation { continuation in
-                if !loop.enqueue({ continuation.resume(returning: loop.inputWakes) }) {
-                    continuation.resume(returning: 0)
-                }
-            }
+        get async { await onLoop { $0.inputWakes } }
+    }
+
+    /// Times the connection's thread waited to gather input (`batchInput(within:)`).
+    var inputGathers: UInt64 {
+        get async { await onLoop { $0.gathers } }
+    }
+
+    private func onLoop(_ read: @escaping @Sendable (EventLoop) -> UInt64) async -> UInt64 {
+        let loop = core.loop
+        return await withCheckedContinuation { continuation in
+            if !loop.enqueue({ continuation.resume(returning: read(loop)) }) { continuation.resume(returning: 0) }
         }
     }
 

@@ -47,8 +47,15 @@ final class EventLoop: @unchecked Sendable {
     /// windows of the one before (messages are streaming in).
     @exclusivity(unchecked) private var lastInputWake: UInt64 = 0
     @exclusivity(unchecked) private var streaming = false
+    /// When the connection was last used interactively: queued work ran (a call
+    /// or a message sent), a method call came in, a reply completed a call.
+    /// Input is not gathered within two windows of that, so that an exchange of
+    /// calls and replies never waits for a window.
+    @exclusivity(unchecked) private var lastInteraction: UInt64 = 0
     /// Times a socket woke the loop (for tests and benchmarks).
     @exclusivity(unchecked) private(set) var inputWakes: UInt64 = 0
+    /// Times the loop waited to gather input (for tests).
+    @exclusivity(unchecked) private(set) var gathers: UInt64 = 0
 
     init() throws(DBusError) {
         let ep = epoll_create1(Int32(EPOLL_CLOEXEC))
@@ -168,6 +175,13 @@ final class EventLoop: @unchecked Sendable {
     /// Asks the loop to exit after the current iteration. Loop thread only.
     func requestStop() { stopRequested = true }
 
+    /// Notes an interactive use of the connection (`lastInteraction`). Loop thread only.
+    func interacted() {
+        guard batchWindow > 0 else { return }
+        lastInteraction = Self.now()
+        streaming = false
+    }
+
     /// Sets the input batching window (0: off). Loop thread only.
     func setBatchWindow(nanoseconds: UInt64) {
         batchWindow = nanoseconds
@@ -184,6 +198,7 @@ final class EventLoop: @unchecked Sendable {
         for timer in timers { until = min(until, timer.deadline) }
         for entry in delayed { until = min(until, entry.deadline) }
         guard until > Self.now() else { return }
+        gathers &+= 1
         var ts = timespec(tv_sec: Int(until / 1_000_000_000), tv_nsec: Int(until % 1_000_000_000))
         while clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, nil) == EINTR {}
     }
@@ -245,6 +260,8 @@ final class EventLoop: @unchecked Sendable {
             defer { queue.jobs.removeAll(keepingCapacity: true) }
             return queue.jobs
         }
+        guard !jobs.isEmpty else { return }
+        interacted()
         for job in jobs { job() }
     }
 
@@ -265,7 +282,7 @@ final class EventLoop: @unchecked Sendable {
             inputWakes &+= 1
             if batchWindow > 0 {
                 let now = Self.now()
-                streaming = now &- lastInputWake < 2 * batchWindow
+                streaming = now &- lastInputWake < 2 * batchWindow && now &- lastInteraction >= 2 * batchWindow
                 lastInputWake = now
             }
         }
