@@ -658,6 +658,7 @@ TOML
             f = ($4 > 0) ? $7 / ticks / $4 * 1e6 : 0
             cost[$1, $2, $3] = d; floor[$1, $2, $3] = f
             if ($10 != "yes") notKept++
+            droppedAll += $9; if ($9 > 0) droppingRuns++
             runs++
             rounds[$1] = 1; labels[$3] = 1
         }
@@ -691,7 +692,7 @@ TOML
             printf "**Result: the CPU target is %s.** Median over the rounds of handoffd'"'"'s CPU per report against the\n", met ? "met" : "not met"
             printf "floor'"'"'s, strangers'"'"' beacons (lowest–highest round in brackets): %s. Own beacons against\n", strangers
             printf "strangers'"'"' (the same round): %s. %s\n", own, \
-                notKept ? sprintf("%d of %d runs did not keep up or dropped reports.", notKept, runs) : sprintf("All %d runs kept up, with no report dropped.", runs)
+                notKept ? sprintf("%d of %d runs did not keep up or dropped reports (%d report(s) dropped in %d run(s), as handoffd'"'"'s scanReportsDropped counted them).", notKept, runs, droppedAll, droppingRuns) : sprintf("All %d runs kept up, with no report dropped (handoffd'"'"'s scanReportsDropped stayed 0).", runs)
         }' "$work/daemon-runs.txt")
     memory_result=$(awk '
         { if ($3 / 1024 > ($1 <= 1000 ? 20 : 24)) over = over sprintf(" %d devices: %.1f MiB;", $1, $3 / 1024); n++ }
@@ -733,35 +734,47 @@ ${daemon_seconds} s, the unpaced one sends ${daemon_max} reports.
 |---|---|---|---:|---:|---:|---|---:|---:|---:|---:|
 ${daemon_rows}
 
-Where handoffd's time goes, beyond the floor (\`perf record\` of handoffd at 5k/s, strangers' beacons,
-on 2026-11-24): about 95% of its CPU is on the connection's \`dbus-loop\` thread, where libdbus reads and
-validates each message (half of all samples, as in the floor) and the BlueZ layer reads it in place and
-queues the report (a quarter, handoffd's own code); the daemon's consumer (recognition, the registry,
-the hop to its actor, once per 50 ms batch) is about 3%: a stranger's beacon is rejected by the tag
-lookup (41 ns, see the beacon section). So for strangers' beacons the whole daemon costs what the
-BlueZ layer costs, with two differences from the scanning section: 1000 devices rather than 100, and
-their \`InterfacesAdded\` inside the measured span. Announcing 2000 devices cost handoffd 130–160 ms
-against the floor's 70–80 (about 75 µs each against 37: the signal is decoded whole into a value tree
-and merged into the mirror's dictionaries), which at 1k/s (1000 announcements per 10,000 reports) is
-about 4 µs per report. System calls per message match the floor's (\`strace -c\` at 1k/s: one
-\`epoll_wait\` and two \`recvmsg\` per message in handoffd, one \`poll\` and two \`recvmsg\` in the floor;
-the consumer's \`futex\` wakeups are about 20 a second). At 1k/s, where the ratio is highest, the same holds
-(\`perf record\` for 6 s): the threads other than \`dbus-loop\` took 2 of 38 clock ticks, and \`dbus-loop\`
-woke once per message as the floor does; its samples were libdbus 38%, handoffd's own code 29%, the
-kernel 19% (the wake-up per message) and libc 13% (libdbus's mutexes, \`strcmp\` while matching the
-signal to its handlers). No function took more than 3.4%: the event loop's iteration
-(\`EventLoop.run\` 2.6%), retain and release (3.1%), the byte array of each report (its allocation looks
-up generic metadata each time), hashing a \`String\` per message (0.5%, caller not resolved). What is
-left above the floor is spread thin over the D-Bus binding's per-message path, not in one place. Own beacons: before the registry's index by
-account, type and epoch, each of 1000 own devices appearing at once cost about 130 µs (every entry
-was visited for a predecessor, and again for the earliest expiry).
+Drops: "dropped" is handoffd's \`scanReportsDropped\`, every report lost between the bus and the
+registry that handoffd can see (docs/protocol.md, \`status\`): the consumer fell more than 4096 reports
+behind the scanner, or bluetoothd reported a device it had not announced. A run kept up when heard plus
+dropped is every report sent (plus one per device's \`InterfacesAdded\`) and nothing was dropped. What
+the bus daemon itself would discard for handoffd's connection (beyond its \`max_outgoing_bytes\`)
+handoffd cannot count; it would show here as heard plus dropped short of the reports sent.
+
+Where handoffd's time goes, beyond the floor. handoffd's bus connection batches input that streams in
+(\`DBusConnection.batchInput\`, 4 ms, docs/architecture.md): while advertisements stream in it drains
+the socket, then waits out the window and reads what came meanwhile in one go, where the floor wakes
+once per message. At 1k/s (\`strace -c -f\` of handoffd for 6 s on 2026-11-25, about 6000 reports)
+that made 1431 \`clock_nanosleep\`, 3044 \`epoll_wait\` (half of them the zero-timeout check that the
+socket is drained) and 3176 \`recvmsg\`, about half a wake per report against the floor's one
+\`poll\` and two \`recvmsg\`. \`perf record\` at 1k/s for 6 s (the same day, about 265 samples):
+\`dbus-loop\` had 97% of them: libdbus 43%, handoffd's own code 30%, libc 12% (libdbus's mutexes,
+\`strcmp\` while matching the signal to its handlers, \`malloc\`), the kernel 12% (down from 19% with a
+wake per message). No function of handoffd's took more than 2.3%: retain and release (3%), the byte
+array of each report (1.5%: \`_ContiguousArrayStorage\`'s generic metadata is looked up at each
+allocation, from \`DBusMessageReader.readBytes\`), the device table's lookup by path hash (1.1%). The
+daemon's consumer (recognition, the registry, the hop to its actor, once per 50 ms batch) took under
+3%: a stranger's beacon is rejected by the tag lookup (41 ns, see the beacon section). Announcing a
+device costs handoffd about twice what it costs the floor (about 75 µs against 37 on 2026-11-24: the
+\`InterfacesAdded\` is decoded whole into a value tree and merged into the mirror's dictionaries),
+about 4 µs per report at 1k/s, where 1000 devices are announced per 10,000 reports. Own beacons cost
+more at 1k/s than at the higher rates because that run comes first for each handoffd: each of the
+1000 own devices appears once (recognised with its key, listed, its clients told) before it is only
+heard again.
 
 Memory: most of handoffd's RSS is its own executable. Idle, with no device, it is 29–31 MiB, of which
-about 6 MiB is anonymous and the rest file-backed (24–28 MiB with the devices, table below; the 26 MB
-statically linked binary's text mapping alone had 20.6 MiB resident); the floor, dynamically linked C,
-has 2.8 MiB. The mirror adds about 3 KiB of anonymous memory per stranger's device (28 MiB at
-10,000). Bounding the mirror alone cannot reach 20 MiB at 1000 devices: the file-backed pages are
-above 20 MiB before any device is heard.
+about 3 MiB is anonymous (6 with 1000 devices) and the rest file-backed; the floor, dynamically linked C, has 2.8 MiB. On
+2026-11-25 an idle handoffd (release, the \`make install\` flags) had 27.0 MiB file-backed: by the
+binary's sections (its page table, \`/proc/PID/pagemap\`), 14.4 MiB of its 22.6 MiB \`.text\` (the
+kernel maps pages in blocks around each page touched, and start-up touches code all over the
+statically linked runtime, Foundation, ICU, swift-crypto, NIO and the rest), 2.6 of 36.3 MiB
+\`.rodata\` (mostly ICU's data, untouched), all 2.4 MiB of \`.rela.dyn\` (the static PIE's
+relocations, read once at start) and 0.9 MiB \`.data.rel.ro\`. Linking less is not in handoffd's
+hands: swift-crypto imports all of Foundation on Linux (119 of its files, unconditionally), so
+Foundation, FoundationInternationalization and ICU are linked whatever handoffd's own modules import;
+moving them to FoundationEssentials would not drop them. The file-backed part alone is above the 20
+MiB target. The mirror adds about 3.2 KiB of anonymous memory per stranger's device (the table below:
+about 28 MiB more at 10,000 devices than at 1000); it is not bounded yet.
 
 Memory with many devices: a fresh handoffd, then a flood of strangers' beacons from N devices (each
 announced and then heard twice, unpaced); RSS once handoffd has taken them all, with the devices still

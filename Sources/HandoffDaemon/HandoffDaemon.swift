@@ -142,6 +142,7 @@ public actor HandoffDaemon {
 
     func hear(_ report: AdvertisementReport) {
         if report.companyID == settings.companyID, let offer = PairingAdvertisement(payload: report.data) {
+            nearby.countHeard()
             hearPairing(offer, device: report.device)
             return
         }

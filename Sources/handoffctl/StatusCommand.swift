@@ -13,7 +13,7 @@ struct StatusCommand: AsyncParsableCommand {
             doing, whether it scans and advertises, whether activities published here can be \
             continued on other devices (LE address privacy) and how to fix it, your accounts, how many nearby activities, \
             clients and published activities there are, the beacon counters, the scan reports the \
-            daemon dropped because it fell behind, and the last radio error.
+            daemon lost (it fell behind, or bluetoothd reported devices it had not announced), and the last radio error.
 
             With --json, prints the daemon's "status" result unchanged as one JSON object.
 
@@ -43,9 +43,9 @@ struct StatusCommand: AsyncParsableCommand {
         return "\(state): \(reason)\(fix)"
     }
 
-    /// `none`, or how many reports the daemon dropped because it fell behind.
+    /// `none`, or how many reports the daemon lost (it fell behind, or the device was not announced).
     static func dropped(_ count: UInt64) -> String {
-        count == 0 ? "none" : "\(count) report(s) dropped: the daemon fell behind the radio (see its log)"
+        count == 0 ? "none" : "\(count) report(s) lost: the daemon fell behind the radio or heard unannounced devices (see its log)"
     }
 
     /// Aligned `key: value` lines.

@@ -142,7 +142,7 @@ struct HandoffCtlTests {
         #expect(outcome.stdout.contains("beacons:      12 recognized, 3 rejected, 4 copies refused\n"))
         #expect(
             outcome.stdout.contains(
-                "scan drops:   7 report(s) dropped: the daemon fell behind the radio (see its log)\n"))
+                "scan drops:   7 report(s) lost: the daemon fell behind the radio or heard unannounced devices (see its log)\n"))
     }
 
     @Test func aMissingDaemonIsReportedOnStandardError() async throws {

@@ -34,6 +34,26 @@ extension BlueZObjectManager {
         }
     }
 
+    /// Calls `observer` whenever a Device1 advertisement (a `PropertiesChanged`
+    /// of nothing but RSSI and ManufacturerData) names an object the tree does not
+    /// hold: bluetoothd has not announced it, or it did so while `GetManagedObjects`
+    /// was on its way and the snapshot has not been merged yet. Such a change
+    /// cannot become a `DeviceAdvertisement` (no address, no adapter), so it goes
+    /// nowhere else; the observer learns the object's path and the data, to count
+    /// what it lost. Runs on the connection's thread, until the token is cancelled.
+    public func observeUnannouncedAdvertisements(
+        _ observer: @escaping @Sendable (DBusObjectPath, ManufacturerData?) -> Void
+    ) -> ObserverToken {
+        let id = state.withLock { state in
+            state.nextObserver += 1
+            state.unannouncedObservers[state.nextObserver] = observer
+            return state.nextObserver
+        }
+        return ObserverToken { [weak self] in
+            _ = self?.state.withLock { $0.unannouncedObservers.removeValue(forKey: id) }
+        }
+    }
+
     func notify(_ advertisements: [DeviceAdvertisement]) {
         guard !advertisements.isEmpty else { return }
         let observers = state.withLock { $0.advertisementObserverList }
@@ -52,20 +72,42 @@ extension BlueZObjectManager {
             reader.next()
             return false
         }
+        /// What became of the change, decided under the lock.
+        enum Delivery {
+            case known(DeviceAdvertisement, [@Sendable (DeviceAdvertisement) -> Void])
+            /// The tree has no Device1 at the path.
+            case unannounced([@Sendable (DBusObjectPath, ManufacturerData?) -> Void])
+            /// The tree has the Device1 but the table no record (no Address yet).
+            case general
+        }
         let delivery = reader.withPath { path in
-            state.withLock { state -> (DeviceAdvertisement, [@Sendable (DeviceAdvertisement) -> Void])? in
-                guard let advertisement = state.devices.apply(change, toPath: path) else { return nil }
-                if state.journal != nil { state.journal?.set(advertisement.device, Device1.interface, change.names) }
-                return (advertisement, state.advertisementObserverList)
+            state.withLock { state -> Delivery in
+                if let advertisement = state.devices.apply(change, toPath: path) {
+                    if state.journal != nil { state.journal?.set(advertisement.device, Device1.interface, change.names) }
+                    return .known(advertisement, state.advertisementObserverList)
+                }
+                // Rare (a device not announced yet): a String of the path is affordable here.
+                guard let object = try? DBusObjectPath(String(cString: path)),
+                    state.objects[object]?[Device1.interface] == nil
+                else { return .general }
+                return .unannounced(state.unannouncedObserverList)
             }
         }
-        guard let (advertisement, observers) = delivery ?? nil else {
+        switch delivery {
+        case .known(let advertisement, let observers)?:
+            for observer in observers { observer(advertisement) }
+            return true
+        case .unannounced(let observers)?:
+            // The general path would find no object and do nothing either.
+            if !observers.isEmpty, let path = reader.path {
+                for observer in observers { observer(path, change.manufacturerData) }
+            }
+            return true
+        case .general?, nil:
             reader.rewind()
             reader.next()
             return false
         }
-        for observer in observers { observer(advertisement) }
-        return true
     }
 }
 

@@ -49,6 +49,10 @@ public final class BlueZObjectManager: Sendable {
             didSet { advertisementObserverList = Array(advertisementObservers.values) }
         }
         var advertisementObserverList: [@Sendable (DeviceAdvertisement) -> Void] = []
+        var unannouncedObservers: [UInt64: @Sendable (DBusObjectPath, ManufacturerData?) -> Void] = [:] {
+            didSet { unannouncedObserverList = Array(unannouncedObservers.values) }
+        }
+        var unannouncedObserverList: [@Sendable (DBusObjectPath, ManufacturerData?) -> Void] = []
         var nextObserver: UInt64 = 0
         var stopped = false
         /// While a `GetManagedObjects` is on its way: what signals changed meanwhile.

@@ -15,10 +15,15 @@ import Synchronization
 /// observer (`observeAdvertisements`, typed, no property dictionaries), on the
 /// D-Bus connection's thread; only the finished events cross to the consumer.
 /// The event buffer is bounded (oldest dropped), so a flood cannot grow memory.
-/// Every dropped event is counted (`counters.dropped`) and, with a logger,
+/// Every report lost here is counted (`counters.dropped`) and, with a logger,
 /// said: a warning at the first drop, then at most one line per
 /// `dropLogInterval` with the count since the line before, so a daemon that
-/// keeps falling behind logs once a minute rather than once per report.
+/// keeps falling behind logs once a minute rather than once per report. A
+/// report is lost when the consumer falls more than `bufferSize` events
+/// behind (the oldest go), and when an advertisement with our company ID
+/// names a device of our adapter that the object manager does not hold yet
+/// (`observeUnannouncedAdvertisements`: bluetoothd had not announced it, or the
+/// tree's snapshot was still on its way), which cannot become a report.
 ///
 /// With a `coalescing` interval, events are handed over in batches: the first
 /// event of a batch starts the interval, and when it ends every event gathered
@@ -32,13 +37,17 @@ public final class AdvertisementScanner: Sendable {
     private struct State {
         var adapter: DBusObjectPath?
         var reports: UInt64 = 0
+        /// Every report lost, and those of them lost because their device was
+        /// not announced (the rest: the consumer fell behind).
         var dropped: UInt64 = 0
+        var unannounced: UInt64 = 0
         /// Events waiting for the end of the coalescing interval.
         var pending: [ScanEvent] = []
         var flushScheduled = false
         /// Dropped since the last log line, when that line was written, and
         /// whether the next one is scheduled.
         var droppedSinceLine: UInt64 = 0
+        var unannouncedSinceLine: UInt64 = 0
         var lastDropLine: ContinuousClock.Instant?
         var dropLineScheduled = false
     }
@@ -48,8 +57,9 @@ public final class AdvertisementScanner: Sendable {
         var isNothing: Bool { if case .nothing = self { true } else { false } }
 
         case nothing
-        /// Log that `count` events were dropped since the last line (`total` in all).
-        case log(count: UInt64, total: UInt64)
+        /// Log that `count` events were dropped since the last line (`unannounced`
+        /// of them from devices not announced), `total` in all.
+        case log(count: UInt64, unannounced: UInt64, total: UInt64)
         /// Come back after the interval to log what was dropped meanwhile.
         case schedule(Duration)
     }
@@ -96,7 +106,8 @@ public final class AdvertisementScanner: Sendable {
         channel = ScanEventChannel(capacity: self.bufferSize)
         events = ScanEvents(channel: channel)
         let tokens = [
-            manager.observeAdvertisements { [weak self] advertisement in self?.report(advertisement) }
+            manager.observeAdvertisements { [weak self] advertisement in self?.report(advertisement) },
+            manager.observeUnannouncedAdvertisements { [weak self] path, data in self?.unannounced(path, data) },
         ]
         self.tokens.withLock { $0 = tokens }
     }
@@ -118,10 +129,11 @@ public final class AdvertisementScanner: Sendable {
         state.withLock { $0.adapter = adapter }
     }
 
-    /// Counts since the scanner started: reports emitted, and events dropped
-    /// because the consumer fell more than `bufferSize` behind.
-    public var counters: (reports: UInt64, dropped: UInt64) {
-        state.withLock { ($0.reports, $0.dropped) }
+    /// Counts since the scanner started: reports emitted, and reports lost
+    /// (`dropped`: the consumer fell more than `bufferSize` behind, or the
+    /// device was not announced), of which `unannounced` for the latter.
+    public var counters: (reports: UInt64, dropped: UInt64, unannounced: UInt64) {
+        state.withLock { ($0.reports, $0.dropped, $0.unannounced) }
     }
 
     /// Queues an event; says what the caller must do outside the lock (`finish`):
@@ -140,11 +152,16 @@ public final class AdvertisementScanner: Sendable {
         return after
     }
 
-    /// Counts `count` dropped events; says whether a line is due now or later.
-    private func noteDrops(_ count: Int, _ state: inout State) -> DropNote {
+    /// Counts `count` dropped events (`unannounced`: from devices not announced);
+    /// says whether a line is due now or later.
+    private func noteDrops(_ count: Int, _ state: inout State, unannounced: Bool = false) -> DropNote {
         guard count > 0 else { return .nothing }
         state.dropped += UInt64(count)
         state.droppedSinceLine += UInt64(count)
+        if unannounced {
+            state.unannounced += UInt64(count)
+            state.unannouncedSinceLine += UInt64(count)
+        }
         guard logger != nil else { return .nothing }
         let now = ContinuousClock.now
         if let last = state.lastDropLine, now - last < dropLogInterval {
@@ -157,9 +174,11 @@ public final class AdvertisementScanner: Sendable {
 
     private func takeDropLine(_ state: inout State, now: ContinuousClock.Instant) -> DropNote {
         let count = state.droppedSinceLine
+        let unannounced = state.unannouncedSinceLine
         state.droppedSinceLine = 0
+        state.unannouncedSinceLine = 0
         state.lastDropLine = now
-        return .log(count: count, total: state.dropped)
+        return .log(count: count, unannounced: unannounced, total: state.dropped)
     }
 
     /// Does what a locked section left to do.
@@ -167,10 +186,14 @@ public final class AdvertisementScanner: Sendable {
         if after.startInterval { scheduleFlush() }
         switch after.drops {
         case .nothing: break
-        case .log(let count, let total):
+        case .log(let count, let unannounced, let total):
+            let behind = count - unannounced
+            let causes = [
+                behind > 0 ? "\(behind) because the daemon fell more than \(bufferSize) reports behind" : nil,
+                unannounced > 0 ? "\(unannounced) from devices bluetoothd had not announced yet" : nil,
+            ].compactMap { $0 }.joined(separator: ", ")
             logger?.warning(
-                "scan: dropped \(count) report(s) since the last such line, \(total) since scanning started: the daemon fell more than \(bufferSize) reports behind"
-            )
+                "scan: dropped \(count) report(s) since the last such line, \(total) since scanning started: \(causes)")
         case .schedule(let delay):
             schedule(after: delay) { [weak self] in self?.dropLineDue() }
         }
@@ -215,6 +238,17 @@ public final class AdvertisementScanner: Sendable {
     /// order; the channel only resumes the consumer, it never calls back into us.
     private func hand(_ state: inout State) -> DropNote {
         noteDrops(channel.append(moving: &state.pending), &state)
+    }
+
+    /// An advertisement of a device the object manager does not hold: lost, and
+    /// counted when it carries our company ID and names a device of our adapter.
+    private func unannounced(_ path: DBusObjectPath, _ data: ManufacturerData?) {
+        guard data?[companyID] != nil else { return }
+        let note = state.withLock { state -> DropNote in
+            guard let adapter = state.adapter, path.parent == adapter else { return .nothing }
+            return noteDrops(1, &state, unannounced: true)
+        }
+        if !note.isNothing { finish(AfterLock(drops: note)) }
     }
 
     /// A device appeared or was heard again: a report when it carries our

@@ -39,6 +39,7 @@ extension ConnectionCore {
 
     private func complete(_ pending: PendingReply) {
         guard pendingCalls.removeValue(forKey: pending.id) != nil else { return }
+        loop.interacted()
         let result: Result<DBusMessage, DBusError>
         if let reply = dbus_pending_call_steal_reply(pending.call) {
             do {

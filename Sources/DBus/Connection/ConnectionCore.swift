@@ -176,6 +176,7 @@ final class ConnectionCore: @unchecked Sendable {
         guard type == CDBUS_MESSAGE_TYPE_METHOD_CALL else {
             return DBUS_HANDLER_RESULT_NOT_YET_HANDLED
         }
+        loop.interacted()
         let message: DBusMessage
         do { message = try decoder.decode(raw) } catch {
             // A call we cannot read still gets a precise answer (libdbus itself

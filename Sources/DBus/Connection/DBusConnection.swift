@@ -66,6 +66,43 @@ public final class DBusConnection: Sendable {
         return DBusConnection(core: core, uniqueName: uniqueName)
     }
 
+    /// Lets the connection's thread gather messages that stream in: after a wake
+    /// that came within two windows of the wake before it, the thread reads until
+    /// the socket is drained, then waits until `window` has passed since that wake
+    /// before it reads again, and then reads and dispatches everything that
+    /// arrived meanwhile in one go. A message that comes alone is read at once,
+    /// and so is everything within two windows of an interactive use of the
+    /// connection (work queued from a task, such as a call or a message sent; a
+    /// method call received; a reply that completed a call), so an exchange of
+    /// calls and replies never waits. In a stream of signals alone (bluetoothd's
+    /// advertisements in a busy room) each message may wait up to `window`, and
+    /// the thread wakes once per window rather than once per message. Zero (the
+    /// default) turns it off.
+    public func batchInput(within window: Duration) {
+        let (seconds, attoseconds) = window.components
+        let nanoseconds = UInt64(max(0, seconds * 1_000_000_000 + attoseconds / 1_000_000_000))
+        let loop = core.loop
+        loop.enqueue { loop.setBatchWindow(nanoseconds: nanoseconds) }
+    }
+
+    /// Times a socket had input for the connection's thread since it started
+    /// (what `batchInput(within:)` makes fewer).
+    var inputWakes: UInt64 {
+        get async { await onLoop { $0.inputWakes } }
+    }
+
+    /// Times the connection's thread waited to gather input (`batchInput(within:)`).
+    var inputGathers: UInt64 {
+        get async { await onLoop { $0.gathers } }
+    }
+
+    private func onLoop(_ read: @escaping @Sendable (EventLoop) -> UInt64) async -> UInt64 {
+        let loop = core.loop
+        return await withCheckedContinuation { continuation in
+            if !loop.enqueue({ continuation.resume(returning: read(loop)) }) { continuation.resume(returning: 0) }
+        }
+    }
+
     /// False once the connection was closed, locally or by the bus.
     public var isConnected: Bool { core.shared.withLock { $0.connected } }
 

@@ -41,6 +41,21 @@ final class EventLoop: @unchecked Sendable {
     @exclusivity(unchecked) private var stopRequested = false
     /// Called once per iteration, after events and jobs: dispatches queued messages.
     @exclusivity(unchecked) var onIteration: (() -> Void)?
+    /// Input batching (`DBusConnection.batchInput(within:)`), in nanoseconds; 0: off.
+    @exclusivity(unchecked) private var batchWindow: UInt64 = 0
+    /// When a socket last woke the loop, and whether that wake came within two
+    /// windows of the one before (messages are streaming in).
+    @exclusivity(unchecked) private var lastInputWake: UInt64 = 0
+    @exclusivity(unchecked) private var streaming = false
+    /// When the connection was last used interactively: queued work ran (a call
+    /// or a message sent), a method call came in, a reply completed a call.
+    /// Input is not gathered within two windows of that, so that an exchange of
+    /// calls and replies never waits for a window.
+    @exclusivity(unchecked) private var lastInteraction: UInt64 = 0
+    /// Times a socket woke the loop (for tests and benchmarks).
+    @exclusivity(unchecked) private(set) var inputWakes: UInt64 = 0
+    /// Times the loop waited to gather input (for tests).
+    @exclusivity(unchecked) private(set) var gathers: UInt64 = 0
 
     init() throws(DBusError) {
         let ep = epoll_create1(Int32(EPOLL_CLOEXEC))
@@ -160,6 +175,34 @@ final class EventLoop: @unchecked Sendable {
     /// Asks the loop to exit after the current iteration. Loop thread only.
     func requestStop() { stopRequested = true }
 
+    /// Notes an interactive use of the connection (`lastInteraction`). Loop thread only.
+    func interacted() {
+        guard batchWindow > 0 else { return }
+        lastInteraction = Self.now()
+        streaming = false
+    }
+
+    /// Sets the input batching window (0: off). Loop thread only.
+    func setBatchWindow(nanoseconds: UInt64) {
+        batchWindow = nanoseconds
+        streaming = false
+    }
+
+    /// While messages stream in and the socket is drained, waits until a window
+    /// has passed since the last wake, so that the next one reads what came
+    /// meanwhile in one go. Not when jobs wait, nor beyond the next timer.
+    private func gatherInput() {
+        streaming = false
+        guard batchWindow > 0 else { return }
+        var until = lastInputWake + batchWindow
+        for timer in timers { until = min(until, timer.deadline) }
+        for entry in delayed { until = min(until, entry.deadline) }
+        guard until > Self.now() else { return }
+        gathers &+= 1
+        var ts = timespec(tv_sec: Int(until / 1_000_000_000), tv_nsec: Int(until % 1_000_000_000))
+        while clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, nil) == EINTR {}
+    }
+
     private func run() {
         var events = [epoll_event](repeating: epoll_event(), count: 32)
         while true {
@@ -169,8 +212,20 @@ final class EventLoop: @unchecked Sendable {
             onIteration?()
             if stopRequested { break }
             let hasJobs = queue.withLock { !$0.jobs.isEmpty }
-            let timeout = hasJobs ? 0 : millisecondsUntilNextTimer()
-            let n = epoll_wait(epollFD, &events, Int32(events.count), timeout)
+            var n: Int32
+            if streaming && !hasJobs {
+                // Read on while input is waiting (libdbus reads a few kilobytes per
+                // wake); once the socket is drained, gather the next window's worth.
+                n = epoll_wait(epollFD, &events, Int32(events.count), 0)
+                if n == 0 {
+                    gatherInput()
+                    let timeout = queue.withLock { !$0.jobs.isEmpty } ? 0 : millisecondsUntilNextTimer()
+                    n = epoll_wait(epollFD, &events, Int32(events.count), timeout)
+                }
+            } else {
+                let timeout = hasJobs ? 0 : millisecondsUntilNextTimer()
+                n = epoll_wait(epollFD, &events, Int32(events.count), timeout)
+            }
             if n < 0 {
                 if errno == EINTR { continue }
                 break
@@ -205,6 +260,8 @@ final class EventLoop: @unchecked Sendable {
             defer { queue.jobs.removeAll(keepingCapacity: true) }
             return queue.jobs
         }
+        guard !jobs.isEmpty else { return }
+        interacted()
         for job in jobs { job() }
     }
 
@@ -221,6 +278,14 @@ final class EventLoop: @unchecked Sendable {
         if event.events & EPOLLERR.rawValue != 0 { condition |= DBUS_WATCH_ERROR.rawValue }
         if event.events & EPOLLHUP.rawValue != 0 { condition |= DBUS_WATCH_HANGUP.rawValue }
         guard let watches = watchesByFD[fd] else { return }
+        if condition & DBUS_WATCH_READABLE.rawValue != 0 {
+            inputWakes &+= 1
+            if batchWindow > 0 {
+                let now = Self.now()
+                streaming = now &- lastInputWake < 2 * batchWindow && now &- lastInteraction >= 2 * batchWindow
+                lastInputWake = now
+            }
+        }
         let always = DBUS_WATCH_ERROR.rawValue | DBUS_WATCH_HANGUP.rawValue
         for watch in watches {
             // A watch handled earlier in this loop may have removed this one.

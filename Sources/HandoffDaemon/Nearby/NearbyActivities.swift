@@ -44,6 +44,10 @@ struct NearbyActivities: Sendable {
         registry.setDevice(id, name: name, fingerprint: fingerprint)
     }
 
+    /// Counts a scan report that another part of the daemon took (a pairing
+    /// advertisement), so that `heard` holds every report taken.
+    mutating func countHeard() { heard += 1 }
+
     /// Takes one scan report; `isOwn` tells our own beacons (heard back) apart.
     mutating func hear(
         _ report: AdvertisementReport, isOwn: (RecognizedBeacon) -> Bool, now: Double, instant: ContinuousClock.Instant,

@@ -32,6 +32,11 @@ public struct HandoffService: Sendable {
         self.logger = logger
     }
 
+    /// How long the bus connection's thread gathers messages that stream in
+    /// (`DBusConnection.batchInput(within:)`): beside the scanner's 50 ms
+    /// coalescing, nothing the daemon does notices 4 ms.
+    static let inputBatching: Duration = .milliseconds(4)
+
     /// Connects to the bus and builds the group; `run()` on it runs handoffd until SIGTERM or SIGINT.
     /// - Throws: `HandoffServiceError` when the bus cannot be reached.
     public func makeGroup() async throws -> ServiceGroup {
@@ -43,6 +48,9 @@ public struct HandoffService: Sendable {
         } catch {
             throw HandoffServiceError("cannot connect to the D-Bus \(configuration.bus): \(error)")
         }
+        // In a busy room bluetoothd sends an advertisement signal every fraction of a
+        // millisecond: read them a few milliseconds' worth at a time (docs/architecture.md).
+        bus.batchInput(within: Self.inputBatching)
         let manager = try await BlueZObjectManager.start(on: bus)
         if !manager.isServicePresent {
             logger.warning("bluetoothd (org.bluez) is not running; waiting for it")
