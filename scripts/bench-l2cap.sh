@@ -119,21 +119,6 @@ figure from real radios is still to be taken.""")
 PY
 ) || { say "FAILED: could not read the figures from $logs"; exit 1; }
 
-/usr/bin/python3 - "$out" "$section" <<'PY'
-import sys
-path, section = sys.argv[1], sys.argv[2].rstrip("\n") + "\n"
-try:
-    text = open(path).read()
-except FileNotFoundError:
-    text = "# Benchmarks\n"
-head = "## LE L2CAP channel (real bluetoothd, VM rig)"
-if head in text:
-    start = text.index(head)
-    nxt = text.find("\n## ", start + len(head))
-    text = text[:start] + section + ("\n" + text[nxt + 1:] if nxt != -1 else "")
-else:
-    text = text.rstrip("\n") + "\n\n" + section
-open(path, "w").write(text)
-PY
+scripts/bench/put-section.py "$out" "$section" || { say "FAILED: could not write $out"; exit 1; }
 echo "$section"
 say "wrote the section \"LE L2CAP channel\" of $out"
