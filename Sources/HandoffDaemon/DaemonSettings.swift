@@ -23,6 +23,14 @@ public struct DaemonSettings: Sendable, Equatable {
     /// Whether this device introduces itself to unknown devices of its accounts (config
     /// `[device] introduce`). It answers their introductions either way.
     public var introductions = true
+    /// Continuation streams (docs/continuation.md, section 10): at most this many open at once for one
+    /// user's apps (config `[streams] max_per_user`) …
+    public var maxStreamsPerUser = 4
+    /// … and on this laptop (`[streams] max_total`).
+    public var maxStreamsTotal = 16
+    /// nil: streams travel over LE L2CAP channels (`L2CAPStreamTransport`); a directory: over the local
+    /// stand-in (`LocalStreamTransport`) in it (config `[streams] local_directory`, tests and the demo only).
+    public var streamsLocalDirectory: String?
 
     public init() {}
 }

@@ -66,11 +66,15 @@ public struct PublishParams: Sendable, Codable, Hashable {
     public var requiredUserInfoKeys: [String]?
     /// Advertise it at once (the default), like becomeCurrent.
     public var becomeCurrent: Bool?
+    /// The app takes continuation streams for it (`supportsContinuationStreams`); absent means false.
+    public var supportsStreams: Bool?
 
     public init(
         type: String, title: String? = nil, userInfo: [String: JSONValue]? = nil, webpageURL: String? = nil,
-        expiresIn: Double? = nil, requiredUserInfoKeys: [String]? = nil, becomeCurrent: Bool? = nil
+        expiresIn: Double? = nil, requiredUserInfoKeys: [String]? = nil, becomeCurrent: Bool? = nil,
+        supportsStreams: Bool? = nil
     ) {
+        self.supportsStreams = supportsStreams
         self.type = type
         self.title = title
         self.userInfo = userInfo
@@ -98,11 +102,15 @@ public struct UpdateParams: Sendable, Codable, Hashable {
     public var requiredUserInfoKeys: [String]?
     /// Make it the current activity again.
     public var becomeCurrent: Bool?
+    /// Changes whether the app takes continuation streams for it.
+    public var supportsStreams: Bool?
 
     public init(
         id: String, title: String? = nil, userInfo: [String: JSONValue]? = nil, webpageURL: String? = nil,
-        expiresIn: Double? = nil, requiredUserInfoKeys: [String]? = nil, becomeCurrent: Bool? = nil
+        expiresIn: Double? = nil, requiredUserInfoKeys: [String]? = nil, becomeCurrent: Bool? = nil,
+        supportsStreams: Bool? = nil
     ) {
+        self.supportsStreams = supportsStreams
         self.id = id
         self.title = title
         self.userInfo = userInfo

@@ -187,7 +187,7 @@ import Testing
         #expect(
             error.description
                 == "test.toml:4: unknown section [blutooth]; the sections are [bluetooth], [beacon], [nearby], "
-                + "[socket], [accounts], [device], [log], [dbus]")
+                + "[socket], [accounts], [device], [streams], [log], [dbus]")
     }
 
     @Test func unknownKeyListsTheSectionsKeys() throws {
@@ -361,5 +361,35 @@ import Testing
         let error = try #require(failure("[\"socket\"]\n\"mode\" = \"9\"\n"))
         #expect(error.line == 2)
         #expect(error.key == "mode")
+    }
+}
+
+/// `[streams]`: the bounds on open continuation streams and the choice of transport.
+@Suite struct StreamsConfigurationTests {
+    @Test func defaultsUseL2CAPWithFourPerUserAndSixteenInAll() throws {
+        let configuration = try DaemonConfiguration.parse("", source: "test.toml")
+        #expect(configuration.maxStreamsPerUser == 4)
+        #expect(configuration.maxStreamsTotal == 16)
+        #expect(configuration.streamsLocalDirectory == nil)
+        let settings = HandoffService.settings(configuration)
+        #expect(settings.maxStreamsPerUser == 4 && settings.maxStreamsTotal == 16 && settings.streamsLocalDirectory == nil)
+    }
+
+    @Test func everyKeyIsRead() throws {
+        let configuration = try DaemonConfiguration.parse(
+            "[streams]\nmax_per_user = 2\nmax_total = 3\nlocal_directory = \"/tmp/streams\"\n", source: "test.toml")
+        #expect(configuration.maxStreamsPerUser == 2)
+        #expect(configuration.maxStreamsTotal == 3)
+        #expect(configuration.streamsLocalDirectory == "/tmp/streams")
+        #expect(HandoffService.settings(configuration).streamsLocalDirectory == "/tmp/streams")
+    }
+
+    @Test func aRelativeDirectoryOrAZeroBoundIsAnError() {
+        #expect(throws: ConfigurationError.self) {
+            _ = try DaemonConfiguration.parse("[streams]\nlocal_directory = \"streams\"\n", source: "test.toml")
+        }
+        #expect(throws: ConfigurationError.self) {
+            _ = try DaemonConfiguration.parse("[streams]\nmax_total = 0\n", source: "test.toml")
+        }
     }
 }

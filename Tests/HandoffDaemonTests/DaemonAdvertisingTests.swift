@@ -40,6 +40,30 @@ import Testing
         await rig.stop()
     }
 
+    @Test func supportsStreamsSetsTheBeaconsFlagAndUpdateClearsIt() async throws {
+        let rig = try await DaemonRig("a", registry: nil)
+        let client = try await rig.client()
+        try await client.call("account.create", ["name": "home"])
+        let key = try await Self.key(client)
+        func flags() async throws -> BeaconFlags {
+            let payload = try #require(await rig.radio.onAir?.payload)
+            // A fresh recognizer each time: the replay check is not what this test is about.
+            var recognizer = BeaconRecognizer(accounts: [key])
+            return try recognizer.recognize(payload, now: Date().timeIntervalSince1970).flags
+        }
+        let plain = try #require(try await client.call("publish", ["type": Self.type])["id"] as? String)
+        #expect(try await !flags().contains(.supportsStreams))
+        let id = try #require(
+            try await client.call("publish", ["type": Self.type, "supportsStreams": true])["id"] as? String)
+        #expect(id != plain)
+        #expect(try await flags().contains(.supportsStreams))
+        try await client.call("update", ["id": id, "supportsStreams": false])
+        #expect(try await !flags().contains(.supportsStreams))
+        try await client.call("update", ["id": id, "title": "kept"])
+        #expect(try await !flags().contains(.supportsStreams), "an update without the member keeps it")
+        await rig.stop()
+    }
+
     @Test func thePrivacyPolicyDecidesTheTypeAndWhetherAnythingGoesOut() async throws {
         let rig = try await DaemonRig("a", registry: nil)
         let client = try await rig.client()

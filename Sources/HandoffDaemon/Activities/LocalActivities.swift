@@ -71,6 +71,7 @@ public struct LocalActivities: Sendable {
         try Self.apply(
             title: params.title, userInfo: params.userInfo, webpageURL: params.webpageURL, expiresIn: params.expiresIn,
             requiredKeys: params.requiredUserInfoKeys, to: &activity, now: now)
+        activity.supportsStreams = params.supportsStreams ?? false
         if params.becomeCurrent ?? true { activity.becameCurrent = now }
         activities[activity.id] = activity
         return activity
@@ -86,6 +87,7 @@ public struct LocalActivities: Sendable {
         try Self.apply(
             title: params.title, userInfo: params.userInfo, webpageURL: params.webpageURL, expiresIn: params.expiresIn,
             requiredKeys: params.requiredUserInfoKeys, to: &activity, now: now)
+        if let supportsStreams = params.supportsStreams { activity.supportsStreams = supportsStreams }
         if params.becomeCurrent == true { activity.becameCurrent = now }
         activities[activity.id] = activity
         return activity

@@ -18,12 +18,15 @@ public struct LocalActivity: Sendable, Equatable {
     public var requiredUserInfoKeys: [String]
     /// When it last became current; the most recent one is advertised.
     public var becameCurrent: ContinuousClock.Instant?
+    /// The app takes continuation streams for it (`publish`/`update` `supportsStreams`): its beacon says so.
+    public var supportsStreams = false
 
     /// The beacon flags this activity's beacon carries.
     public var flags: BeaconFlags {
         var flags: BeaconFlags = []
         if !userInfo.isEmpty || title != nil { flags.insert(.hasPayload) }
         if webpageURL != nil { flags.insert(.hasWebpageURL) }
+        if supportsStreams { flags.insert(.supportsStreams) }
         return flags
     }
 

@@ -26,6 +26,8 @@ public enum ConfigurationLimits {
     public static let maxLineBytes: ClosedRange<Int> = 8 * 1024...1024 * 1024
     /// `[socket] mode`: permission bits only (no setuid, setgid or sticky bit).
     public static let socketMode: ClosedRange<Int> = 0...0o777
+    /// `[streams] max_per_user` and `max_total`: continuation streams open at once.
+    public static let streams: ClosedRange<Int> = 1...1024
     /// `[socket] path`: a socket address holds at most 107 bytes of path.
     public static let socketPathBytes = 107
 }

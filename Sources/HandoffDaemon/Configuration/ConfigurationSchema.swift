@@ -15,6 +15,7 @@ enum ConfigurationSchema {
         ("socket", ["path", "mode", "group", "max_clients", "max_activities_per_client", "max_line_bytes"]),
         ("accounts", ["directory"]),
         ("device", ["name", "introduce"]),
+        ("streams", ["max_per_user", "max_total", "local_directory"]),
         ("log", ["level"]),
         ("dbus", ["bus"]),
     ]

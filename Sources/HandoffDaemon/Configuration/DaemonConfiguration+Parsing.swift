@@ -58,6 +58,7 @@ extension DaemonConfiguration {
         try configuration.readSocket(section("socket"))
         try configuration.readAccounts(section("accounts"))
         try configuration.readDevice(section("device"))
+        try configuration.readStreams(section("streams"))
         try configuration.readLog(section("log"))
         try configuration.readDBus(section("dbus"))
         return configuration
@@ -211,6 +212,19 @@ extension DaemonConfiguration {
                 throw section.error("name", .invalidValue(String(reflecting: name), reason: "\(error)"))
             }
             deviceName = name
+        }
+    }
+
+    private mutating func readStreams(_ section: ConfigurationSection) throws(ConfigurationError) {
+        if let count = try section.integer("max_per_user", in: ConfigurationLimits.streams) { maxStreamsPerUser = count }
+        if let count = try section.integer("max_total", in: ConfigurationLimits.streams) { maxStreamsTotal = count }
+        if let directory = try section.string("local_directory", meaning: "a directory path") {
+            guard !directory.isEmpty else {
+                streamsLocalDirectory = nil
+                return
+            }
+            try Self.checkAbsolutePath(directory, key: "local_directory", in: section)
+            streamsLocalDirectory = directory
         }
     }
 

@@ -81,6 +81,16 @@ public struct DaemonConfiguration: Sendable, Equatable {
     /// accounts it does not know yet, to learn their names (docs/devices.md, section 5).
     public var introduce: Bool
 
+    // MARK: [streams]
+
+    /// `[streams] max_per_user`: continuation streams one user's apps may have open at once, on either side.
+    public var maxStreamsPerUser: Int
+    /// `[streams] max_total`: continuation streams open at once on this laptop.
+    public var maxStreamsTotal: Int
+    /// `[streams] local_directory`: nil (the default) carries streams over LE L2CAP channels; a directory
+    /// selects the local stand-in (`LocalStreamTransport`, tests and the simulator demo only).
+    public var streamsLocalDirectory: String?
+
     // MARK: [log]
 
     /// `[log] level`: the least severe message that is logged.
@@ -112,6 +122,9 @@ public struct DaemonConfiguration: Sendable, Equatable {
         accountsDirectory: "/var/lib/handoffd/accounts",
         deviceName: nil,
         introduce: true,
+        maxStreamsPerUser: 4,
+        maxStreamsTotal: 16,
+        streamsLocalDirectory: nil,
         logLevel: .info,
         bus: .system
     )

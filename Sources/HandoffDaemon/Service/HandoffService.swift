@@ -184,6 +184,9 @@ public struct HandoffService: Sendable {
         settings.deviceName = configuration.deviceName
         settings.introductions = configuration.introduce
         settings.deviceDirectory = configuration.accountsDirectory
+        settings.maxStreamsPerUser = configuration.maxStreamsPerUser
+        settings.maxStreamsTotal = configuration.maxStreamsTotal
+        settings.streamsLocalDirectory = configuration.streamsLocalDirectory
         return settings
     }
 }

@@ -8,6 +8,9 @@ enum StreamTransportError: Error, Sendable, Equatable, CustomStringConvertible {
     case refused(psm: UInt16)
     /// The channel did not come up in time.
     case timedOut(psm: UInt16)
+    /// The kernel has no Bluetooth (`socket(AF_BLUETOOTH)` fails with EAFNOSUPPORT), or the unit's
+    /// `RestrictAddressFamilies` hides it.
+    case noBluetooth
     /// A system call failed.
     case system(call: String, errno: Int32)
 
@@ -17,6 +20,7 @@ enum StreamTransportError: Error, Sendable, Equatable, CustomStringConvertible {
         case .closed: "the stream listener is closed"
         case .refused(let psm): "the peer refused a stream channel on PSM 0x\(String(psm, radix: 16))"
         case .timedOut(let psm): "a stream channel on PSM 0x\(String(psm, radix: 16)) did not connect in time"
+        case .noBluetooth: "this kernel has no Bluetooth (socket(AF_BLUETOOTH) fails with EAFNOSUPPORT): no LE L2CAP channel for streams"
         case .system(let call, let errno): "\(call) failed: errno \(errno)"
         }
     }
