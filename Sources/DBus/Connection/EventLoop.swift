@@ -41,21 +41,12 @@ final class EventLoop: @unchecked Sendable {
     @exclusivity(unchecked) private var stopRequested = false
     /// Called once per iteration, after events and jobs: dispatches queued messages.
     @exclusivity(unchecked) var onIteration: (() -> Void)?
-    /// Input batching (`DBusConnection.batchInput(within:)`), in nanoseconds; 0: off.
-    @exclusivity(unchecked) private var batchWindow: UInt64 = 0
-    /// When a socket last woke the loop, and whether that wake came within two
-    /// windows of the one before (messages are streaming in).
-    @exclusivity(unchecked) private var lastInputWake: UInt64 = 0
-    @exclusivity(unchecked) private var streaming = false
-    /// When the connection was last used interactively: queued work ran (a call
-    /// or a message sent), a method call came in, a reply completed a call.
-    /// Input is not gathered within two windows of that, so that an exchange of
-    /// calls and replies never waits for a window.
-    @exclusivity(unchecked) private var lastInteraction: UInt64 = 0
+    /// Input batching (`DBusConnection.batchInput(within:)`).
+    @exclusivity(unchecked) private var batcher = InputBatcher()
     /// Times a socket woke the loop (for tests and benchmarks).
     @exclusivity(unchecked) private(set) var inputWakes: UInt64 = 0
     /// Times the loop waited to gather input (for tests).
-    @exclusivity(unchecked) private(set) var gathers: UInt64 = 0
+    var gathers: UInt64 { batcher.gathers }
 
     init() throws(DBusError) {
         let ep = epoll_create1(Int32(EPOLL_CLOEXEC))
@@ -175,30 +166,23 @@ final class EventLoop: @unchecked Sendable {
     /// Asks the loop to exit after the current iteration. Loop thread only.
     func requestStop() { stopRequested = true }
 
-    /// Notes an interactive use of the connection (`lastInteraction`). Loop thread only.
+    /// Notes an interactive use of the connection (see `InputBatcher`). Loop thread only.
     func interacted() {
-        guard batchWindow > 0 else { return }
-        lastInteraction = Self.now()
-        streaming = false
+        if batcher.window > 0 { batcher.interacted(at: Self.now()) }
     }
 
     /// Sets the input batching window (0: off). Loop thread only.
     func setBatchWindow(nanoseconds: UInt64) {
-        batchWindow = nanoseconds
-        streaming = false
+        batcher.setWindow(nanoseconds: nanoseconds)
     }
 
-    /// While messages stream in and the socket is drained, waits until a window
-    /// has passed since the last wake, so that the next one reads what came
-    /// meanwhile in one go. Not when jobs wait, nor beyond the next timer.
+    /// While messages stream in and the socket is drained, waits out the batcher's window (not
+    /// when jobs wait, nor beyond the next timer or delayed job).
     private func gatherInput() {
-        streaming = false
-        guard batchWindow > 0 else { return }
-        var until = lastInputWake + batchWindow
-        for timer in timers { until = min(until, timer.deadline) }
-        for entry in delayed { until = min(until, entry.deadline) }
-        guard until > Self.now() else { return }
-        gathers &+= 1
+        var next: UInt64?
+        for timer in timers { next = min(next ?? .max, timer.deadline) }
+        for entry in delayed { next = min(next ?? .max, entry.deadline) }
+        guard let until = batcher.gatherUntil(now: Self.now(), nextDeadline: next) else { return }
         var ts = timespec(tv_sec: Int(until / 1_000_000_000), tv_nsec: Int(until % 1_000_000_000))
         while clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, nil) == EINTR {}
     }
@@ -213,7 +197,7 @@ final class EventLoop: @unchecked Sendable {
             if stopRequested { break }
             let hasJobs = queue.withLock { !$0.jobs.isEmpty }
             var n: Int32
-            if streaming && !hasJobs {
+            if batcher.streaming && !hasJobs {
                 // Read on while input is waiting (libdbus reads a few kilobytes per
                 // wake); once the socket is drained, gather the next window's worth.
                 n = epoll_wait(epollFD, &events, Int32(events.count), 0)
@@ -280,11 +264,7 @@ final class EventLoop: @unchecked Sendable {
         guard let watches = watchesByFD[fd] else { return }
         if condition & DBUS_WATCH_READABLE.rawValue != 0 {
             inputWakes &+= 1
-            if batchWindow > 0 {
-                let now = Self.now()
-                streaming = now &- lastInputWake < 2 * batchWindow && now &- lastInteraction >= 2 * batchWindow
-                lastInputWake = now
-            }
+            if batcher.window > 0 { batcher.inputWoke(at: Self.now()) }
         }
         let always = DBUS_WATCH_ERROR.rawValue | DBUS_WATCH_HANGUP.rawValue
         for watch in watches {
