@@ -101,9 +101,16 @@ import Testing
     @Test func anOriginWithoutSupportsStreamsIsStreamsUnsupported() async throws {
         let laptops = try await Self.laptops()
         defer { Task { await laptops.stop() } }
-        let (_, continuing, nearbyID) = try await Self.publish(laptops, supportsStreams: false)
+        // A's app stays connected (its activity goes with its connection).
+        let (origin, continuing, nearbyID) = try await Self.publish(laptops, supportsStreams: false)
+        defer { withExtendedLifetime(origin) {} }
         let started = ContinuousClock.now
-        guard case .failure(let failed) = try await Self.continueWithStream(continuing, nearbyID) else {
+        let result: Result<StreamAppEnd, ContinueError>
+        do { result = try await Self.continueWithStream(continuing, nearbyID) } catch {
+            Issue.record("\(error); B's log:\n\(laptops.b.log.suffix(3000))")
+            return
+        }
+        guard case .failure(let failed) = result else {
             Issue.record("a stream from an origin that does not take them")
             return
         }
