@@ -34,6 +34,9 @@ public struct DaemonSettings: Sendable, Equatable {
     /// nil: streams travel over LE L2CAP channels (`L2CAPStreamTransport`); a directory: over the local
     /// stand-in (`LocalStreamTransport`) in it (config `[streams] local_directory`, tests and the demo only).
     public var streamsLocalDirectory: String?
+    /// Where the apps' stream sockets are made (`StreamAppSocket`): the directory of `[socket] path`; nil
+    /// (tests of the core) makes no streams.
+    public var streamSocketDirectory: String?
 
     public init() {}
 }

@@ -32,6 +32,10 @@ public actor HandoffDaemon {
     var devices: DeviceDirectory
     /// After a device removal: the new key's envelopes still to deliver (docs/devices.md, section 7).
     var rekeys = RekeyDeliveries()
+    /// Continuation streams open or offered, and their bound (docs/continuation.md, section 10).
+    var streams: DaemonStreams
+    /// How streams reach the system; nil: none are offered or opened.
+    var streamNetwork: (any StreamNetwork)?
 
     public init(
         settings: DaemonSettings, radio: any Radio, link: (any ContinuationLink)?, accounts: AccountBook,
@@ -53,6 +57,7 @@ public actor HandoffDaemon {
         advertiser = Advertiser(
             configuration: configuration, expiry: settings.expiry, cardDigest: devices.identity.card.digest)
         origin = OriginExchanges(configuration: configuration)
+        streams = DaemonStreams(perUser: settings.maxStreamsPerUser, total: settings.maxStreamsTotal)
         for problem in devices.use(accounts: Array(accounts.keys.values)) { logger.error("device roster: \(problem)") }
         let problems = rekeys.load(
             keys: Array(accounts.keys.values), store: devices.store, identity: devices.identity,
@@ -113,6 +118,7 @@ public actor HandoffDaemon {
         advertiser.retire()
         nearby.timer.cancel()
         origin.endAll()
+        streams.cancelAll()
         for (name, pending) in outgoing.cancelAll() {
             fail(name, pending, ContinueError(.cancelled, "handoffd is stopping"))
         }

@@ -141,6 +141,8 @@ extension ClientCore {
                 activity?.receive(notice)
             case .continueFailed:
                 continue  // only ever for this client's own continuations
+            case .streamOpened:
+                continue  // continuation streams are not in HandoffKit's API yet
             // pair.offer / pair.join are not HandoffClient's: these come with `pairingEvents`.
             case .pairNumber:
                 if let event = try? event.data(as: PairNumberEvent.self) { deliverPairing(.number(event)) }
