@@ -554,6 +554,7 @@ TOML
 
     daemon_rows=""
     daemon_errors=""
+    drop_notes=""
     : >"$work/daemon-runs.txt"
     for round in $(seq "$daemon_rounds"); do
         for kind in strangers own; do
@@ -603,6 +604,14 @@ TOML
                 # Each device's InterfacesAdded carries a report too.
                 wanted=$((sent + daemon_devices))
                 kept=$([[ $dropped -eq 0 && $heard -ge $wanted ]] && echo yes || echo no)
+                # $work goes at exit: keep the log of a run that dropped or fell short, and say why.
+                if [[ $kept == no ]]; then
+                    kept_logs=${kept_logs:-$(mktemp -d /tmp/handoff-bench-logs-XXXXXX)}
+                    cp "$work/handoffd-$round-$kind.err" "$kept_logs/handoffd-$round-$kind-$label.err"
+                    say "round ${round}, ${kind}, ${label}: ${dropped} dropped, ${heard} of ${wanted} heard; handoffd's log kept at $kept_logs/handoffd-$round-$kind-$label.err"
+                    causes=$(grep -h 'scan: dropped' "$work/handoffd-$round-$kind.err" | sed 's/.*scan: dropped/dropped/' | paste -sd ';' -)
+                    drop_notes+="- round ${round}, ${kind}, ${label}: ${causes:-no drop line in the log of handoffd, which heard ${heard} of ${wanted}}"$'\n'
+                fi
                 echo "$round $kind $label $sent $flood_wall $((h1 - h0)) $((f1 - f0)) $heard $dropped $kept $rss0 $rss_mid $rss1 $hwm" \
                     >>"$work/daemon-runs.txt"
             done
@@ -625,10 +634,11 @@ TOML
             continue
         fi
         idle=$(proc_kib "$h_pid" VmRSS)
+        idle_split="$(proc_kib "$h_pid" RssAnon) $(proc_kib "$h_pid" RssFile)"
         flood "$devices" 0 $((devices * 2))
         settle
         echo "$devices $idle $(proc_kib "$h_pid" VmRSS) $(proc_kib "$h_pid" VmHWM) $(proc_kib "$f_pid" VmRSS)" \
-            "$(proc_kib "$h_pid" RssAnon) $(proc_kib "$h_pid" RssFile)" >>"$work/daemon-memory.txt"
+            "$(proc_kib "$h_pid" RssAnon) $(proc_kib "$h_pid" RssFile) $idle_split" >>"$work/daemon-memory.txt"
         control StopFlood >/dev/null
         stop_daemon
     done
@@ -643,7 +653,8 @@ TOML
                 $11 / 1024, $12 / 1024, $13 / 1024, $14 / 1024
         }' "$work/daemon-runs.txt")
     memory_rows=$(awk '{
-            printf "| %d | %.1f | %.1f | %.1f / %.1f | %.1f | %s | %.1f |\n", $1, $2 / 1024, $3 / 1024, $6 / 1024, $7 / 1024, \
+            printf "| %d | %.1f (%.1f / %.1f) | %.1f | %.1f / %.1f | %.1f | %s | %.1f |\n", $1, $2 / 1024, $8 / 1024, $9 / 1024, \
+                $3 / 1024, $6 / 1024, $7 / 1024, \
                 $4 / 1024, ($3 / 1024 <= ($1 <= 1000 ? 20 : 24)) ? "yes" : "no", $5 / 1024
         }' "$work/daemon-memory.txt")
     daemon_result=$(awk -v ticks="$ticks" '
@@ -702,6 +713,18 @@ TOML
             else print "**Memory: over the targets** (at most 20 MiB RSS at 1000 devices, 24 MiB at 10,000):" over
         }' "$work/daemon-memory.txt")
 
+    # Anonymous memory per device between the smallest and the largest memory run.
+    per_device_text=$(sort -n "$work/daemon-memory.txt" | awk '
+        NR == 1 { d0 = $1; a0 = $6 } { d1 = $1; a1 = $6 }
+        END {
+            if (NR < 2 || d1 == d0) print "the table below has too few rows to tell the cost of a device."
+            else printf "the table below shows %.2f KiB of anonymous memory per stranger'"'"'s device between %d and %d devices (%.1f MiB more)", (a1 - a0) / (d1 - d0), d0, d1, (a1 - a0) / 1024
+        }')
+    if [[ -n $drop_notes ]]; then
+        drop_text="its \`scan: dropped\` lines, per run:"$'\n\n'"${drop_notes}"
+    else
+        drop_text="none this time."
+    fi
     daemon_section=$(cat <<SECTION
 ## Whole daemon: handoffd against a bare libdbus client
 
@@ -739,7 +762,9 @@ registry that handoffd can see (docs/protocol.md, \`status\`): the consumer fell
 behind the scanner, or bluetoothd reported a device it had not announced. A run kept up when heard plus
 dropped is every report sent (plus one per device's \`InterfacesAdded\`) and nothing was dropped. What
 the bus daemon itself would discard for handoffd's connection (beyond its \`max_outgoing_bytes\`)
-handoffd cannot count; it would show here as heard plus dropped short of the reports sent.
+handoffd cannot count; it would show here as heard plus dropped short of the reports sent. The bench
+keeps the log of every run that did not keep up (it says where) and lists what handoffd logged of its
+drops here: ${drop_text}
 
 Where handoffd's time goes, beyond the floor. handoffd's bus connection batches input that streams in
 (\`DBusConnection.batchInput\`, 4 ms, docs/architecture.md): while advertisements stream in it drains
@@ -773,8 +798,8 @@ relocations, read once at start) and 0.9 MiB \`.data.rel.ro\`. Linking less is n
 hands: swift-crypto imports all of Foundation on Linux (119 of its files, unconditionally), so
 Foundation, FoundationInternationalization and ICU are linked whatever handoffd's own modules import;
 moving them to FoundationEssentials would not drop them. The file-backed part alone is above the 20
-MiB target. The mirror adds about 3.2 KiB of anonymous memory per stranger's device (the table below:
-about 28 MiB more at 10,000 devices than at 1000); it is not bounded yet.
+MiB target. Strangers' devices are held compact in the mirror (docs/architecture.md): ${per_device_text}
+(3.2 KiB a device, 28 MiB more at 10,000 devices than at 1000, on 2026-11-25 before they were).
 
 Memory with many devices: a fresh handoffd, then a flood of strangers' beacons from N devices (each
 announced and then heard twice, unpaced); RSS once handoffd has taken them all, with the devices still
@@ -782,7 +807,7 @@ in bluetoothd's tree (and so in handoffd's mirror). Anonymous memory (\`RssAnon\
 what the mirror and the registry grow; file-backed (\`RssFile\`) is the pages of the binary itself that
 have been read, which the kernel maps in blocks around each page touched.
 
-| devices | handoffd RSS idle (MiB) | handoffd RSS with the devices (MiB) | of which anonymous / file-backed (MiB) | peak (MiB) | within target | floor RSS (MiB) |
+| devices | handoffd RSS idle (anonymous / file-backed), MiB | handoffd RSS with the devices (MiB) | of which anonymous / file-backed (MiB) | peak (MiB) | within target | floor RSS (MiB) |
 |---:|---:|---:|---:|---:|---|---:|
 ${memory_rows}
 ${daemon_errors:+

@@ -1,6 +1,3 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import DBus
 
 // The advertisement path: while discovering with DuplicateData, bluetoothd sends
@@ -82,8 +79,10 @@ extension BlueZObjectManager {
         }
         let delivery = reader.withPath { path in
             state.withLock { state -> Delivery in
-                if let advertisement = state.devices.apply(change, toPath: path) {
+                if let record = state.devices.applyRecord(change, toPath: path) {
+                    let advertisement = record.advertisement
                     if state.journal != nil { state.journal?.set(advertisement.device, Device1.interface, change.names) }
+                    if record.compact, change.manufacturerData != nil { state.keepIfWanted(record) }
                     return .known(advertisement, state.advertisementObserverList)
                 }
                 // Rare (a device not announced yet): a String of the path is affordable here.
@@ -156,128 +155,5 @@ struct AdvertisementChange {
         // Nothing invalidated.
         guard reader.typeCode == nil else { return nil }
         reader.leave()
-    }
-}
-
-/// The Device1 objects of the tree as the advertisement path keeps them: typed,
-/// by path. A record is newer than the tree's dictionary for RSSI and
-/// ManufacturerData while `unsettled`.
-///
-/// Records are filed under a hash of their path's bytes (`key`), so that the
-/// path of a signal is looked up as libdbus holds it: no `String` is made of it
-/// and no `String` is hashed, per advertisement. Two paths with the same hash
-/// (which FNV-1a over a few dozen bytes makes unlikely, not impossible) are both
-/// kept: the second in `colliding`.
-struct DeviceTable {
-    struct Record {
-        var advertisement: DeviceAdvertisement
-        var unsettled = false
-    }
-
-    private var records: [UInt64: Record] = [:]
-    private var colliding: [DBusObjectPath: Record] = [:]
-    /// Some record is unsettled.
-    private(set) var unsettled = false
-    /// The hash records are filed under (`fnv1a`; tests give one that collides).
-    private let key: @Sendable (UnsafePointer<CChar>) -> UInt64
-
-    init(key: @escaping @Sendable (UnsafePointer<CChar>) -> UInt64 = DeviceTable.fnv1a) {
-        self.key = key
-    }
-
-    /// 64-bit FNV-1a of a NUL-terminated path.
-    static func fnv1a(_ path: UnsafePointer<CChar>) -> UInt64 {
-        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-        var p = path
-        while p.pointee != 0 {
-            hash = (hash ^ UInt64(UInt8(bitPattern: p.pointee))) &* 0x0000_0100_0000_01b3
-            p += 1
-        }
-        return hash
-    }
-
-    private func key(of path: DBusObjectPath) -> UInt64 { path.rawValue.withCString(key) }
-
-    /// The record of `path`, if any.
-    func advertisement(of path: DBusObjectPath) -> DeviceAdvertisement? {
-        if let record = records[key(of: path)], record.advertisement.device == path { return record.advertisement }
-        return colliding[path]?.advertisement
-    }
-
-    private static func same(_ path: DBusObjectPath, _ other: UnsafePointer<CChar>) -> Bool {
-        path.rawValue.withCString { strcmp($0, other) == 0 }
-    }
-
-    /// Applies an advertisement to a known device; nil for an unknown one.
-    mutating func apply(_ change: AdvertisementChange, toPath path: UnsafePointer<CChar>) -> DeviceAdvertisement? {
-        let advertisement: DeviceAdvertisement
-        if let index = records.index(forKey: key(path)), Self.same(records.values[index].advertisement.device, path) {
-            advertisement = Self.update(&records.values[index], with: change)
-        } else if let index = colliding.firstIndex(where: { Self.same($0.key, path) }) {
-            advertisement = Self.update(&colliding.values[index], with: change)
-        } else {
-            return nil
-        }
-        unsettled = true
-        return advertisement
-    }
-
-    private static func update(_ record: inout Record, with change: AdvertisementChange) -> DeviceAdvertisement {
-        if let rssi = change.rssi { record.advertisement.rssi = rssi }
-        if let data = change.manufacturerData { record.advertisement.manufacturerData = data }
-        record.unsettled = true
-        return record.advertisement
-    }
-
-    /// Writes unsettled records' RSSI and ManufacturerData into `objects`.
-    mutating func settle(into objects: inout [DBusObjectPath: BlueZObjectManager.Interfaces]) {
-        guard unsettled else { return }
-        unsettled = false
-        for index in records.indices where records.values[index].unsettled {
-            records.values[index].unsettled = false
-            let advertisement = records.values[index].advertisement
-            Self.write(advertisement, into: &objects[advertisement.device])
-        }
-        for index in colliding.indices where colliding.values[index].unsettled {
-            colliding.values[index].unsettled = false
-            let advertisement = colliding.values[index].advertisement
-            Self.write(advertisement, into: &objects[advertisement.device])
-        }
-    }
-
-    private static func write(_ advertisement: DeviceAdvertisement, into interfaces: inout BlueZObjectManager.Interfaces?) {
-        guard var properties = interfaces?[Device1.interface] else { return }
-        properties["RSSI"] = advertisement.rssi.map(DBusValue.int16)
-        // Left out when bluetoothd never sent any, as bluetoothd leaves it out.
-        if !advertisement.manufacturerData.isEmpty || properties["ManufacturerData"] != nil {
-            properties["ManufacturerData"] = advertisement.manufacturerData.value
-        }
-        interfaces?[Device1.interface] = properties
-    }
-
-    /// Rebuilds the record of `path` from the tree (settled: call `settle` first),
-    /// returning it; nil (and no record) when the object has no Device1 with an Address.
-    @discardableResult
-    mutating func refresh(_ path: DBusObjectPath, from objects: [DBusObjectPath: BlueZObjectManager.Interfaces])
-        -> DeviceAdvertisement?
-    {
-        let key = key(of: path)
-        if records[key]?.advertisement.device == path { records[key] = nil }
-        colliding[path] = nil
-        guard let properties = objects[path]?[Device1.interface],
-            let advertisement = DeviceAdvertisement(device: path, properties: properties)
-        else { return nil }
-        if records[key] == nil {
-            records[key] = Record(advertisement: advertisement)
-        } else {
-            colliding[path] = Record(advertisement: advertisement)
-        }
-        return advertisement
-    }
-
-    mutating func removeAll() {
-        records.removeAll()
-        colliding.removeAll()
-        unsettled = false
     }
 }

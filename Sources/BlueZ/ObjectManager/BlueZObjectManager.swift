@@ -57,18 +57,22 @@ public final class BlueZObjectManager: Sendable {
         var stopped = false
         /// While a `GetManagedObjects` is on its way: what signals changed meanwhile.
         var journal: SignalJournal?
+        /// Which devices are held in full (nil: all); the rest are compact
+        /// (BlueZObjectManager+Compact.swift).
+        let keepsInFull: (@Sendable (ManufacturerData) -> Bool)?
 
         /// Brings `objects` up to date with `devices`.
         mutating func settle() { devices.settle(into: &objects) }
     }
 
     public let connection: DBusConnection
-    let state = Mutex(State())
+    let state: Mutex<State>
     private let tasks = Mutex<(signals: DBusSignalHandler?, owner: DBusSignalHandler?)>((nil, nil))
     private let loading = SnapshotLoads()
 
-    private init(connection: DBusConnection) {
+    private init(connection: DBusConnection, keepsInFull: (@Sendable (ManufacturerData) -> Bool)?) {
         self.connection = connection
+        state = Mutex(State(keepsInFull: keepsInFull))
     }
 
     /// Subscribes, loads the tree if bluetoothd is present, and follows it from then on.
@@ -76,8 +80,14 @@ public final class BlueZObjectManager: Sendable {
     /// Owner changes of `org.bluez` are handled synchronously on the connection's
     /// thread, in bus order with bluetoothd's own signals, so an `InterfacesAdded`
     /// from a freshly started bluetoothd is never lost to a late reset.
-    public static func start(on connection: DBusConnection) async throws -> BlueZObjectManager {
-        let manager = BlueZObjectManager(connection: connection)
+    ///
+    /// With `keepingInFull`, a Device1 whose ManufacturerData it does not want is
+    /// held compact: the tree shows only its Address, AddressType, Adapter, RSSI,
+    /// ManufacturerData, Connected and ServicesResolved (BlueZObjectManager+Compact.swift).
+    public static func start(
+        on connection: DBusConnection, keepingInFull: (@Sendable (ManufacturerData) -> Bool)? = nil
+    ) async throws -> BlueZObjectManager {
+        let manager = BlueZObjectManager(connection: connection, keepsInFull: keepingInFull)
         let ownerRule = DBusMatchRule(
             sender: DBusConnection.busName, interface: DBusConnection.busInterface, member: "NameOwnerChanged",
             path: DBusConnection.busPath, arguments: [0: BlueZ.serviceName])
@@ -124,7 +134,7 @@ public final class BlueZObjectManager: Sendable {
     public var objects: [DBusObjectPath: Interfaces] {
         state.withLock { state in
             state.settle()
-            return state.objects
+            return state.allObjects
         }
     }
 
@@ -132,7 +142,7 @@ public final class BlueZObjectManager: Sendable {
     public func properties(of path: DBusObjectPath, interface: String) -> [String: DBusValue]? {
         state.withLock { state in
             state.settle()
-            return state.objects[path]?[interface]
+            return state.interfaces(of: path)?[interface]
         }
     }
 
@@ -140,7 +150,8 @@ public final class BlueZObjectManager: Sendable {
     public func objects(implementing interface: String) -> [(path: DBusObjectPath, properties: [String: DBusValue])] {
         let found = state.withLock { state -> [(path: DBusObjectPath, properties: [String: DBusValue])] in
             state.settle()
-            return state.objects.compactMap { path, interfaces in interfaces[interface].map { (path, $0) } }
+            let objects = interface == Device1.interface ? state.allObjects : state.objects
+            return objects.compactMap { path, interfaces in interfaces[interface].map { (path, $0) } }
         }
         return found.sorted { $0.path < $1.path }
     }
@@ -250,16 +261,14 @@ public final class BlueZObjectManager: Sendable {
                     if journal.removed[path]?.contains(interface) == true { continue }
                     // Set by a signal since the call: the tree is at least as new.
                     var result = properties
-                    let current = state.objects[path]?[interface] ?? [:]
+                    let current = state.interfaces(of: path)?[interface] ?? [:]
                     for name in journal.touched[path]?[interface] ?? [] { result[name] = current[name] }
                     merged[interface] = result
                 }
                 guard !merged.isEmpty else { continue }
-                state.objects[path, default: [:]].merge(merged) { _, new in new }
-                events.append(.interfacesAdded(path, state.objects[path] ?? merged))
-                if merged[Device1.interface] != nil, let advertisement = state.devices.refresh(path, from: state.objects) {
-                    advertisements.append(advertisement)
-                }
+                let added = state.add(path, merged, replacing: true)
+                events.append(.interfacesAdded(path, added.interfaces))
+                if let advertisement = added.advertisement { advertisements.append(advertisement) }
             }
             return (events, advertisements)
         }
@@ -312,10 +321,8 @@ public final class BlueZObjectManager: Sendable {
             else { return }
             let advertisement = state.withLock { state -> DeviceAdvertisement? in
                 state.settle()
-                state.objects[object, default: [:]].merge(interfaces) { old, new in old.merging(new) { _, n in n } }
                 for (interface, properties) in interfaces { state.journal?.set(object, interface, properties.keys) }
-                guard interfaces[Device1.interface] != nil else { return nil }
-                return state.devices.refresh(object, from: state.objects)
+                return state.add(object, interfaces, replacing: false).advertisement
             }
             notify(.interfacesAdded(object, interfaces))
             if let advertisement { notify([advertisement]) }
@@ -349,47 +356,25 @@ public final class BlueZObjectManager: Sendable {
             state.settle()
             // Through indices: the values are changed where they lie, with no
             // optional taken out of each dictionary and written back.
-            guard let object = state.objects.index(forKey: path),
+            let current: [String: DBusValue]
+            let advertisement: DeviceAdvertisement?
+            if let object = state.objects.index(forKey: path),
                 let entry = state.objects.values[object].index(forKey: interface)
-            else { return nil }
-            let current = state.objects.values[object].values[entry].apply(changed: changed, invalidated: invalidated)
+            {
+                current = state.objects.values[object].values[entry].apply(changed: changed, invalidated: invalidated)
+                advertisement = isDevice ? state.devices.refresh(path, from: state.objects) : nil
+            } else if isDevice, let change = state.changeCompact(path, changed: changed, invalidated: invalidated) {
+                (current, advertisement) = change
+            } else {
+                return nil
+            }
             if state.journal != nil { state.journal?.set(path, interface, Array(changed.keys) + invalidated) }
             guard isDevice else { return (current, nil) }
-            let advertisement = state.devices.refresh(path, from: state.objects)
             let advertised = ["RSSI", "ManufacturerData"].contains { changed[$0] != nil || invalidated.contains($0) }
             return (current, advertised ? advertisement : nil)
         }
         guard let update else { return }
         notify(.propertiesChanged(path, interface: interface, changed: changed, invalidated: invalidated, current: update.current))
         if let advertisement = update.advertisement { notify([advertisement]) }
-    }
-
-    static func parseInterfaces(_ value: DBusValue) -> Interfaces? {
-        guard let entries = value.dictionaryEntries else { return nil }
-        var out: Interfaces = [:]
-        for (key, properties) in entries {
-            guard case .string(let name) = key, let map = properties.vardict else { return nil }
-            out[name] = map
-        }
-        return out
-    }
-
-    static func parseManagedObjects(_ value: DBusValue) -> [DBusObjectPath: Interfaces]? {
-        guard let entries = value.dictionaryEntries else { return nil }
-        var out: [DBusObjectPath: Interfaces] = [:]
-        for (key, interfaces) in entries {
-            guard case .objectPath(let path) = key, let parsed = parseInterfaces(interfaces) else { return nil }
-            out[path] = parsed
-        }
-        return out
-    }
-}
-
-extension [String: DBusValue] {
-    /// Applies a `PropertiesChanged` in place and returns the result.
-    fileprivate mutating func apply(changed: [String: DBusValue], invalidated: [String]) -> Self {
-        for (name, value) in changed { self[name] = value }
-        for name in invalidated { self[name] = nil }
-        return self
     }
 }

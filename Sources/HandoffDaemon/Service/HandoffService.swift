@@ -51,7 +51,8 @@ public struct HandoffService: Sendable {
         // In a busy room bluetoothd sends an advertisement signal every fraction of a
         // millisecond: read them a few milliseconds' worth at a time (docs/architecture.md).
         bus.batchInput(within: Self.inputBatching)
-        let manager = try await BlueZObjectManager.start(on: bus)
+        let manager = try await BlueZObjectManager.start(
+            on: bus, keepingInFull: BeaconCarriers.predicate(companyID: configuration.companyID))
         if !manager.isServicePresent {
             logger.warning("bluetoothd (org.bluez) is not running; waiting for it")
         }
