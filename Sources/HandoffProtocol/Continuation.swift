@@ -9,10 +9,14 @@ public struct ContinueParams: Sendable, Codable, Hashable {
     public var id: String
     /// Seconds to wait for the origin device before failing with `timeout`; 1 to 60, default 10.
     public var timeout: Double?
+    /// True: the continuation opens a continuation stream to the origin app, or fails with
+    /// `streams-unsupported` (docs/protocol.md, "Continuation streams"); absent means false.
+    public var streams: Bool?
 
-    public init(id: String, timeout: Double? = nil) {
+    public init(id: String, timeout: Double? = nil, streams: Bool? = nil) {
         self.id = id
         self.timeout = timeout
+        self.streams = streams
     }
 }
 
@@ -76,11 +80,14 @@ public struct ContinuedEvent: Sendable, Codable, Hashable {
     /// True when another connection asked for the continuation and this one gets the
     /// activity because it declared the type in `hello` (`handles`).
     public var forwarded: Bool?
+    /// Where the continuing app picks up its end of the stream, when `continue` asked for `streams`.
+    public var stream: StreamPath?
 
-    public init(continuation: String, activity: ContinuedActivity, forwarded: Bool? = nil) {
+    public init(continuation: String, activity: ContinuedActivity, forwarded: Bool? = nil, stream: StreamPath? = nil) {
         self.continuation = continuation
         self.activity = activity
         self.forwarded = forwarded
+        self.stream = stream
     }
 }
 
@@ -110,6 +117,31 @@ public struct WasContinuedEvent: Sendable, Codable, Hashable {
 
     public init(id: String, byDevice: String) {
         self.id = id
+        self.byDevice = byDevice
+    }
+}
+
+/// The app's end of a continuation stream: a Unix `SOCK_STREAM` socket that handoffd listens on for
+/// 30 s, accepting only the app's own uid (docs/protocol.md, "Continuation streams").
+public struct StreamPath: Sendable, Codable, Hashable {
+    public var path: String
+    public init(path: String) { self.path = path }
+}
+
+/// The `streamOpened` event, on the origin device, to the connection that published the activity with
+/// `supportsStreams`: a continuing device opened a continuation stream to it (NSUserActivity's
+/// `didReceiveInputStream:outputStream:`).
+public struct StreamOpenedEvent: Sendable, Codable, Hashable {
+    /// The activity's id, as `publish` returned it.
+    public var id: String
+    /// Where the origin app picks up its end of the stream.
+    public var path: String
+    /// The continuing device's per-epoch identifier (hex).
+    public var byDevice: String
+
+    public init(id: String, path: String, byDevice: String) {
+        self.id = id
+        self.path = path
         self.byDevice = byDevice
     }
 }

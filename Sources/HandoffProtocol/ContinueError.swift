@@ -27,6 +27,9 @@ public enum ContinueError: Error, Sendable, Hashable, CustomStringConvertible {
     /// The daemon cancelled it: `continue.cancel` from this client, or handoffd stopped.
     /// (Cancelling the task that awaits `continue` throws `CancellationError` instead.)
     case cancelled(String)
+    /// The continuation asked for streams, and the origin app does not take them (it did not publish
+    /// with `supportsStreams`), or a limit on open streams was reached (the message names it).
+    case streamsUnsupported(String)
 
     /// The error for a `continueFailed` event.
     public init(_ event: ContinueFailedEvent) {
@@ -45,6 +48,7 @@ public enum ContinueError: Error, Sendable, Hashable, CustomStringConvertible {
         case .noHandler: self = .noHandler(message)
         case .payloadInvalid: self = .payloadInvalid(message)
         case .cancelled: self = .cancelled(message)
+        case .streamsUnsupported: self = .streamsUnsupported(message)
         }
     }
 
@@ -57,6 +61,7 @@ public enum ContinueError: Error, Sendable, Hashable, CustomStringConvertible {
         case .noHandler: .noHandler
         case .payloadInvalid: .payloadInvalid
         case .cancelled: .cancelled
+        case .streamsUnsupported: .streamsUnsupported
         }
     }
 
@@ -64,7 +69,7 @@ public enum ContinueError: Error, Sendable, Hashable, CustomStringConvertible {
     public var message: String {
         switch self {
         case .outOfRange(let message), .timeout(let message), .rejected(let message), .noHandler(let message),
-            .payloadInvalid(let message), .cancelled(let message):
+            .payloadInvalid(let message), .cancelled(let message), .streamsUnsupported(let message):
             message
         }
     }
@@ -86,6 +91,7 @@ extension ContinueError.Code {
         case .noHandler: "no app on this laptop handles this activity, and it has no web page to open"
         case .payloadInvalid: "the activity that arrived was invalid, so nothing was restored"
         case .cancelled: "the continuation was cancelled"
+        case .streamsUnsupported: "the app on the other device does not take continuation streams"
         }
     }
 }
@@ -108,5 +114,8 @@ extension ContinueError {
         case payloadInvalid = "payload-invalid"
         /// `continue.cancel`, the requesting connection closed, or the daemon stopped.
         case cancelled
+        /// `continue` asked for `streams`, and the origin app did not publish with `supportsStreams`, or a
+        /// limit on open streams was reached.
+        case streamsUnsupported = "streams-unsupported"
     }
 }

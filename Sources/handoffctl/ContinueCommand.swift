@@ -83,6 +83,8 @@ struct ContinueCommand: AsyncParsableCommand {
         case .noHandler: 6
         case .payloadInvalid: 7
         case .cancelled: 8
+        // handoffctl never asks for streams, so handoffd never fails its continuations so.
+        case .streamsUnsupported: 1
         }
     }
 

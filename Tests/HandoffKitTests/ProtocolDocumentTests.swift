@@ -150,6 +150,7 @@ import Testing
         case .continued: return try again(ContinuedEvent.self)
         case .continueFailed: return try again(ContinueFailedEvent.self)
         case .wasContinued: return try again(WasContinuedEvent.self)
+        case .streamOpened: return try again(StreamOpenedEvent.self)
         case .pairNumber: return try again(PairNumberEvent.self)
         case .pairAnswered: return try again(PairAnsweredEvent.self)
         case .paired: return try again(PairedEvent.self)
