@@ -20,6 +20,9 @@ public struct DaemonSettings: Sendable, Equatable {
     /// No introduction or rekey delivery starts within this long of the end of another exchange
     /// over GATT (`DeviceDirectory.quietAfterExchange`); tests without Bluetooth set zero.
     public var quietAfterExchange: Duration = .seconds(30)
+    /// After a failed introduction, none is tried for the account for this long, doubling after each
+    /// further failure (`DeviceDirectory.retryDelay`); tests set less.
+    public var introductionRetryDelay: Duration = DeviceDirectory.retryDelay
     /// Whether this device introduces itself to unknown devices of its accounts (config
     /// `[device] introduce`). It answers their introductions either way.
     public var introductions = true
@@ -31,6 +34,9 @@ public struct DaemonSettings: Sendable, Equatable {
     /// nil: streams travel over LE L2CAP channels (`L2CAPStreamTransport`); a directory: over the local
     /// stand-in (`LocalStreamTransport`) in it (config `[streams] local_directory`, tests and the demo only).
     public var streamsLocalDirectory: String?
+    /// Where the apps' stream sockets are made (`StreamAppSocket`): the directory of `[socket] path`; nil
+    /// (tests of the core) makes no streams.
+    public var streamSocketDirectory: String?
 
     public init() {}
 }

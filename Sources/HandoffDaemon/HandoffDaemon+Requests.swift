@@ -16,6 +16,8 @@ extension HandoffDaemon {
     func disconnect(_ client: UInt64) async {
         guard let gone = clients.remove(client) else { return }
         outgoing.cancelAll(of: client)
+        // Its offers are withdrawn and its streams end (on the origin), as do those it asked for.
+        streams.cancelAll(of: client)
         await cancelPairing(of: client)
         // Its declared types go with it; entries already named keep their names.
         if !gone.handles.isEmpty { _ = nearby.declare(clients.declared, accounts: Array(accounts.keys.values)) }

@@ -32,6 +32,10 @@ public actor HandoffDaemon {
     var devices: DeviceDirectory
     /// After a device removal: the new key's envelopes still to deliver (docs/devices.md, section 7).
     var rekeys = RekeyDeliveries()
+    /// Continuation streams open or offered, and their bound (docs/continuation.md, section 10).
+    var streams: DaemonStreams
+    /// How streams reach the system; nil: none are offered or opened.
+    var streamNetwork: (any StreamNetwork)?
 
     public init(
         settings: DaemonSettings, radio: any Radio, link: (any ContinuationLink)?, accounts: AccountBook,
@@ -49,9 +53,11 @@ public actor HandoffDaemon {
         activities = LocalActivities(maximumPerClient: settings.maxActivitiesPerClient)
         devices = Self.deviceDirectory(settings, logger: logger)
         devices.quiet = settings.quietAfterExchange
+        devices.firstRetryDelay = settings.introductionRetryDelay
         advertiser = Advertiser(
             configuration: configuration, expiry: settings.expiry, cardDigest: devices.identity.card.digest)
         origin = OriginExchanges(configuration: configuration)
+        streams = DaemonStreams(perUser: settings.maxStreamsPerUser, total: settings.maxStreamsTotal)
         for problem in devices.use(accounts: Array(accounts.keys.values)) { logger.error("device roster: \(problem)") }
         let problems = rekeys.load(
             keys: Array(accounts.keys.values), store: devices.store, identity: devices.identity,
@@ -112,11 +118,13 @@ public actor HandoffDaemon {
         advertiser.retire()
         nearby.timer.cancel()
         origin.endAll()
+        streams.cancelAll()
         for (name, pending) in outgoing.cancelAll() {
             fail(name, pending, ContinueError(.cancelled, "handoffd is stopping"))
         }
         if let attempt = pairing.attempt { await endPairing(attempt.name, .cancelled, "cancelled: handoffd is stopping") }
         devices.cancelIntroduction()
+        devices.recheck.cancel()
         for problem in devices.save(force: true) { logger.error("device roster not saved: \(problem)") }
         await radio.advertise([])
     }

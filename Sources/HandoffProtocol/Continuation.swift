@@ -9,8 +9,8 @@ public struct ContinueParams: Sendable, Codable, Hashable {
     public var id: String
     /// Seconds to wait for the origin device before failing with `timeout`; 1 to 60, default 10.
     public var timeout: Double?
-    /// True: the continuation opens a continuation stream to the origin app, or fails with
-    /// `streams-unsupported` (docs/protocol.md, "Continuation streams"); absent means false.
+    /// True: the continuation also opens a continuation stream with the origin app, or fails with
+    /// `streams-unsupported` (docs/protocol.md, "Continuation streams").
     public var streams: Bool?
 
     public init(id: String, timeout: Double? = nil, streams: Bool? = nil) {
@@ -80,14 +80,40 @@ public struct ContinuedEvent: Sendable, Codable, Hashable {
     /// True when another connection asked for the continuation and this one gets the
     /// activity because it declared the type in `hello` (`handles`).
     public var forwarded: Bool?
-    /// Where the continuing app picks up its end of the stream, when `continue` asked for `streams`.
-    public var stream: StreamPath?
+    /// With `continue`'s `streams`: where the app takes its end of the stream (only in the event to the
+    /// connection that sent `continue`).
+    public var stream: StreamSocket?
 
-    public init(continuation: String, activity: ContinuedActivity, forwarded: Bool? = nil, stream: StreamPath? = nil) {
+    public init(continuation: String, activity: ContinuedActivity, forwarded: Bool? = nil, stream: StreamSocket? = nil) {
         self.continuation = continuation
         self.activity = activity
         self.forwarded = forwarded
         self.stream = stream
+    }
+}
+
+/// Where an app takes its end of a continuation stream: a Unix `SOCK_STREAM` socket that accepts one
+/// connection of the app's uid, within 30 s.
+public struct StreamSocket: Sendable, Codable, Hashable {
+    public var path: String
+    public init(path: String) { self.path = path }
+}
+
+/// The `streamOpened` event, on the origin device, to the connection that published activity `id`: a
+/// device of the account continued it with a stream, whose channel passed the handshake; the app
+/// connects to `path` (within 30 s) for its end.
+public struct StreamOpenedEvent: Sendable, Codable, Hashable {
+    /// The activity's id, as `publish` returned it.
+    public var id: String
+    /// The socket to connect to.
+    public var path: String
+    /// The continuing device's per-epoch identifier (hex), as in `wasContinued`.
+    public var byDevice: String
+
+    public init(id: String, path: String, byDevice: String) {
+        self.id = id
+        self.path = path
+        self.byDevice = byDevice
     }
 }
 
@@ -117,31 +143,6 @@ public struct WasContinuedEvent: Sendable, Codable, Hashable {
 
     public init(id: String, byDevice: String) {
         self.id = id
-        self.byDevice = byDevice
-    }
-}
-
-/// The app's end of a continuation stream: a Unix `SOCK_STREAM` socket that handoffd listens on for
-/// 30 s, accepting only the app's own uid (docs/protocol.md, "Continuation streams").
-public struct StreamPath: Sendable, Codable, Hashable {
-    public var path: String
-    public init(path: String) { self.path = path }
-}
-
-/// The `streamOpened` event, on the origin device, to the connection that published the activity with
-/// `supportsStreams`: a continuing device opened a continuation stream to it (NSUserActivity's
-/// `didReceiveInputStream:outputStream:`).
-public struct StreamOpenedEvent: Sendable, Codable, Hashable {
-    /// The activity's id, as `publish` returned it.
-    public var id: String
-    /// Where the origin app picks up its end of the stream.
-    public var path: String
-    /// The continuing device's per-epoch identifier (hex).
-    public var byDevice: String
-
-    public init(id: String, path: String, byDevice: String) {
-        self.id = id
-        self.path = path
         self.byDevice = byDevice
     }
 }

@@ -27,8 +27,8 @@ public enum ContinueError: Error, Sendable, Hashable, CustomStringConvertible {
     /// The daemon cancelled it: `continue.cancel` from this client, or handoffd stopped.
     /// (Cancelling the task that awaits `continue` throws `CancellationError` instead.)
     case cancelled(String)
-    /// The continuation asked for streams, and the origin app does not take them (it did not publish
-    /// with `supportsStreams`), or a limit on open streams was reached (the message names it).
+    /// `continue` asked for a stream, and there is none: the origin app does not take streams, the origin
+    /// made no offer, or a limit on open streams was reached (the message names it).
     case streamsUnsupported(String)
 
     /// The error for a `continueFailed` event.
@@ -91,7 +91,7 @@ extension ContinueError.Code {
         case .noHandler: "no app on this laptop handles this activity, and it has no web page to open"
         case .payloadInvalid: "the activity that arrived was invalid, so nothing was restored"
         case .cancelled: "the continuation was cancelled"
-        case .streamsUnsupported: "the app on the other device does not take continuation streams"
+        case .streamsUnsupported: "no continuation stream could be opened with the other device"
         }
     }
 }
@@ -114,8 +114,8 @@ extension ContinueError {
         case payloadInvalid = "payload-invalid"
         /// `continue.cancel`, the requesting connection closed, or the daemon stopped.
         case cancelled
-        /// `continue` asked for `streams`, and the origin app did not publish with `supportsStreams`, or a
-        /// limit on open streams was reached.
+        /// `continue` asked for `streams`, and the origin app does not take them, the origin made no
+        /// offer, or a limit on open streams was reached.
         case streamsUnsupported = "streams-unsupported"
     }
 }

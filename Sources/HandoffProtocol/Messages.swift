@@ -321,7 +321,7 @@ public enum EventName: String, Sendable, Codable, CaseIterable {
     case continueFailed
     /// Another device continued an activity this connection published.
     case wasContinued
-    /// A continuing device opened a continuation stream to an activity this connection published.
+    /// Another device opened a continuation stream to an activity this connection published.
     case streamOpened
     /// A pairing of this connection (or, with `pairingEvents`, of its uid) reached the number to compare.
     case pairNumber

@@ -41,6 +41,7 @@ struct ContinueCommand: AsyncParsableCommand {
               8  cancelled: interrupted (Ctrl-C), or handoffd stopped
               9  --open could not open: no webpage URL, a scheme other than http or https,
                  or xdg-open failed or is not installed
+             10  streams-unsupported (not met: handoffctl never asks for a stream)
             On failure, the meaning of the code and the daemon's message are printed on \
             standard error as 'handoffctl: <message>'.
 
@@ -83,8 +84,7 @@ struct ContinueCommand: AsyncParsableCommand {
         case .noHandler: 6
         case .payloadInvalid: 7
         case .cancelled: 8
-        // handoffctl never asks for streams, so handoffd never fails its continuations so.
-        case .streamsUnsupported: 1
+        case .streamsUnsupported: 10
         }
     }
 

@@ -45,6 +45,43 @@ import Testing
         }
     }
 
+    /// A call made while the connection waits out a window to gather streaming input is sent at
+    /// once, not when the window ends.
+    @Test func aCallMadeWhileInputIsGatheredIsNotHeldForTheWindow() async throws {
+        try await TestBus.run { t in
+            let emitter = try await t.connect()
+            let batched = try await t.connect()
+            let window = Duration.seconds(2)
+            batched.batchInput(within: window)
+            let stream = try await batched.signals(matching: DBusMatchRule(interface: Self.interface, member: "Tick"))
+            // Out of the two windows after the interactive use above.
+            try await Task.sleep(for: window * 2 + .milliseconds(100))
+            let streaming = Task {
+                for index in 0..<UInt32(600) {
+                    try emitter.emitSignal(path: "/e", interface: Self.interface, member: "Tick", [.uint32(index)])
+                    try await Task.sleep(for: .milliseconds(1))
+                }
+            }
+            // The signals stream in: after the second wake the loop gathers for a window.
+            try await Task.sleep(for: .milliseconds(300))
+            let start = ContinuousClock.now
+            let reply = try await batched.call(
+                destination: DBusConnection.busName, path: DBusConnection.busPath,
+                interface: DBusConnection.busInterface, member: "GetId")
+            let waited = ContinuousClock.now - start
+            try await streaming.value
+            #expect(reply.body.count == 1)
+            #expect(await batched.inputGathers >= 1, "the loop never gathered input: the test proves nothing")
+            // Held for the window, it would take up to 2 s.
+            #expect(waited < window / 2, "the call took \(waited) while input was gathered")
+            var received: UInt32 = 0
+            for try await _ in stream {
+                received += 1
+                if received == 600 { break }
+            }
+        }
+    }
+
     @Test func callsAndRepliesAreNeverHeldBack() async throws {
         try await TestBus.run { t in
             let client = try await t.connect()

@@ -71,6 +71,8 @@ import Testing
         let originReceived: [UInt8]
         let continuingReceived: [UInt8]
         let claims: Int
+        /// How often the origin relay asked for its app's end.
+        let originAppsTaken: Int
     }
 
     /// Both relays and both apps; the continuing side's keys may be a stranger's.
@@ -86,28 +88,36 @@ import Testing
         let continuingTransport = LocalStreamTransport(
             directory: directory, adapterAddress: LocalStreamTransportTests.continuing)
         let claims = Mutex(0)
+        let taken = Mutex(0)
         let originApps = try await appPair()
         let continuingApps = try await appPair()
         let psm = listener.psm
         async let originOutcome: StreamRelay.Outcome = {
             let link = try await StreamChannelIO.open(listener.accept(), group: group)
-            return await StreamRelay(role: .origin, keys: keys(psm: psm)).run(link: link, app: originApps.relay) {
-                claims.withLock { $0 += 1; return $0 == 1 }
-            }
+            let outcome = await StreamRelay(role: .origin, keys: keys(psm: psm)).run(
+                link: link, app: { taken.withLock { $0 += 1 }; return originApps.relay }
+            ) { claims.withLock { $0 += 1; return $0 == 1 } }
+            // Not taken: the relay never touched it, so the test's app reads no EOF unless it closes here.
+            if taken.withLock({ $0 }) == 0 { try? await originApps.relay.channel.close() }
+            return outcome
         }()
         async let continuingOutcome: StreamRelay.Outcome = {
             let link = try await StreamChannelIO.open(
                 continuingTransport.connect(to: LocalStreamTransportTests.peer(), psm: psm, timeout: .seconds(1)),
                 group: group)
-            return await StreamRelay(role: .continuing, keys: keys(continuingAccount, psm: psm))
-                .run(link: link, app: continuingApps.relay)
+            let taken = Count()
+            let outcome = await StreamRelay(role: .continuing, keys: keys(continuingAccount, psm: psm))
+                .run(link: link, app: { taken.add(); return continuingApps.relay })
+            // Not taken (the handshake failed): closed here, as for the origin.
+            if taken.count == 0 { try? await continuingApps.relay.channel.close() }
+            return outcome
         }()
         async let originReceived = app(originApps.app, writes: toContinuing, readDelay: originReadDelay)
         async let continuingReceived = app(continuingApps.app, writes: toOrigin, readDelay: continuingReadDelay)
         return Run(
             origin: try await originOutcome, continuing: try await continuingOutcome,
             originReceived: await originReceived, continuingReceived: await continuingReceived,
-            claims: claims.withLock { $0 })
+            claims: claims.withLock { $0 }, originAppsTaken: taken.withLock { $0 })
     }
 
     static func pattern(_ count: Int, _ seed: UInt8) -> [UInt8] {
@@ -126,7 +136,7 @@ import Testing
         let run = try await Self.run(toOrigin: up, toContinuing: down)
         #expect(run.origin == .finished && run.continuing == .finished)
         #expect(run.originReceived == up && run.continuingReceived == down)
-        #expect(run.claims == 1)
+        #expect(run.claims == 1 && run.originAppsTaken == 1)
     }
 
     @Test func tenMegabytesEachWayWithASlowReaderOnEitherSide() async throws {
@@ -144,6 +154,8 @@ import Testing
         #expect(run.origin == .refused(.stream(.handshakeFailed)))
         #expect(run.continuing == .failed(.stream(.truncated)))
         #expect(run.claims == 0)
+        // The app's end was never asked for: a stranger's channel does not cost the app its stream.
+        #expect(run.originAppsTaken == 0)
         #expect(run.originReceived.isEmpty && run.continuingReceived.isEmpty)
     }
 
@@ -157,12 +169,20 @@ import Testing
         let keys: StreamKeys
         let directory: String
         let listener: any StreamTransportListener
+        /// How often the relay asked for its app's end.
+        let appsTaken: Count
+    }
+
+    final class Count: Sendable {
+        private let value = Mutex(0)
+        func add() { value.withLock { $0 += 1 } }
+        var count: Int { value.withLock { $0 } }
     }
 
     /// The origin's app keeps its output open until its input ended, so the relay can still abort.
     static func origin(
         handshakeTimeout: Duration = .seconds(5), idleTimeout: Duration = .seconds(60), appWrites: [UInt8] = [],
-        holdOutput: Bool = true, claim: @escaping @Sendable () -> Bool = { true }
+        holdOutput: Bool = true, appComes: Bool = true, claim: @escaping @Sendable () -> Bool = { true }
     ) async throws -> Origin {
         let directory = try LocalStreamTransportTests.directory()
         let listener = try await LocalStreamTransport(directory: directory, adapterAddress: LocalStreamTransportTests.origin)
@@ -172,16 +192,21 @@ import Testing
         var relay = StreamRelay(role: .origin, keys: keys)
         relay.handshakeTimeout = handshakeTimeout
         relay.idleTimeout = idleTimeout
+        let taken = Count()
         let outcome = Task {
             let link = try await StreamChannelIO.open(listener.accept(), group: group)
-            return await relay.run(link: link, app: apps.relay, claim: claim)
+            let outcome = await relay.run(
+                link: link, app: { taken.add(); return appComes ? apps.relay : nil }, claim: claim)
+            if !appComes || taken.count == 0 { try? await apps.relay.channel.close() }
+            return outcome
         }
         let app = Task { await Self.app(apps.app, writes: appWrites, holdOutput: holdOutput) }
         let link = try await StreamChannelIO.open(
             LocalStreamTransport(directory: directory, adapterAddress: LocalStreamTransportTests.continuing)
                 .connect(to: LocalStreamTransportTests.peer(), psm: listener.psm, timeout: .seconds(1)),
             group: group)
-        return Origin(outcome: outcome, app: app, link: link, keys: keys, directory: directory, listener: listener)
+        return Origin(
+            outcome: outcome, app: app, link: link, keys: keys, directory: directory, listener: listener, appsTaken: taken)
     }
 
     /// A tampered frame: the origin's app gets the bytes before it and then the error; the peer gets an abort
@@ -278,6 +303,23 @@ import Testing
         }
         #expect(try await origin.outcome.value == .refused(.stream(.handshakeFailed)))
         #expect(read.bytes == 0 && read.error == .truncated)
+        #expect(origin.appsTaken.count == 0)
+    }
+
+    /// The app never came for its end (`StreamAppSocket`'s wait ended): the peer, which already holds the
+    /// origin's hello, gets an abort `cancelled`, and the outcome is `appGone`.
+    @Test func anAppThatNeverComesEndsTheStreamWithAnAbort() async throws {
+        let origin = try await Self.origin(appComes: false)
+        defer { origin.listener.close(); LocalStreamTransportTests.cleanUp(origin.directory) }
+        var sealer = origin.keys.sealer(for: .continuing)
+        var opener = origin.keys.opener(for: .continuing)
+        let read = try await origin.link.channel.executeThenClose { inbound, _ in
+            try await StreamChannelIO.send(try sealer.hello(), sendUnit: 2048, on: origin.link.channel.channel)
+            return try await Self.readAll(inbound, opener: &opener)
+        }
+        #expect(try await origin.outcome.value == .failed(.appGone))
+        #expect(read.error == .peerAborted(.cancelled))
+        #expect(origin.appsTaken.count == 1)
     }
 
     /// Nothing crossing for the idle timeout ends the stream: the app's side reports it, the peer gets an abort.

@@ -155,7 +155,7 @@ final class ScriptedDaemon: Sendable {
                         .continued,
                         ContinuedEvent(
                             continuation: continuation, activity: activity,
-                            stream: params.streams == true ? StreamPath(path: path) : nil))
+                            stream: params.streams == true ? StreamSocket(path: path) : nil))
                 case .fail(let code, let message):
                     client.event(
                         .continueFailed,

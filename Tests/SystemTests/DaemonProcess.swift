@@ -17,7 +17,8 @@ final class DaemonProcess: @unchecked Sendable {
     /// Starts handoffd and, unless `waitForSocket` is false, waits until its socket accepts connections.
     init(
         bus: PrivateBus, name: String, adapter: String, epochSeconds: Int = 600, expirySeconds: Int = 3,
-        extraSocketSettings: String = "", extraBluetoothSettings: String = "", extraEnvironment: [String: String] = [:], waitForSocket: Bool = true
+        extraSocketSettings: String = "", extraBluetoothSettings: String = "", extraEnvironment: [String: String] = [:], waitForSocket: Bool = true,
+        extraSections: String = ""
     ) async throws {
         self.name = name
         directory = "\(bus.directory)/\(name)"
@@ -57,6 +58,7 @@ final class DaemonProcess: @unchecked Sendable {
             [dbus]
             bus = "\(bus.address)"
 
+            \(extraSections)
             """
         try config.write(toFile: configPath, atomically: true, encoding: .utf8)
         let log = open(logPath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)

@@ -17,10 +17,12 @@ struct TwoLaptops {
     /// - Parameter rescanInterval: how often, in seconds, a scanning adapter hears
     ///   unchanged advertisements again.
     /// - Parameter originBluetoothSettings: more `[bluetooth]` settings for A.
+    /// - Parameter originSections: more configuration sections for A (`continuingSections`: for B).
     init(
         adapters: Int = 2, epochSeconds: Int = 600, expirySeconds: Int = 3, rescanInterval: Int = 1,
         extraSocketSettings: String = "",
-        originBluetoothSettings: String = "", simulatorArguments: [String] = []
+        originBluetoothSettings: String = "", simulatorArguments: [String] = [], originSections: String = "",
+        continuingSections: String = ""
     ) async throws {
         bus = try PrivateBus()
         sim = try await SimulatedBlueZ(
@@ -34,10 +36,10 @@ struct TwoLaptops {
         a = try await DaemonProcess(
             bus: bus, name: "a", adapter: "hci0", epochSeconds: epochSeconds, expirySeconds: expirySeconds,
             extraSocketSettings: extraSocketSettings,
-            extraBluetoothSettings: originBluetoothSettings)
+            extraBluetoothSettings: originBluetoothSettings, extraSections: originSections)
         b = try await DaemonProcess(
             bus: bus, name: "b", adapter: "hci1", epochSeconds: epochSeconds, expirySeconds: expirySeconds,
-            extraSocketSettings: extraSocketSettings)
+            extraSocketSettings: extraSocketSettings, extraSections: continuingSections)
         try await Self.share(account: "me", from: a, to: b)
     }
 

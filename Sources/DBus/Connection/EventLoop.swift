@@ -177,14 +177,23 @@ final class EventLoop: @unchecked Sendable {
     }
 
     /// While messages stream in and the socket is drained, waits out the batcher's window (not
-    /// when jobs wait, nor beyond the next timer or delayed job).
+    /// when jobs wait, nor beyond the next timer or delayed job). The wait watches the wake
+    /// descriptor alone, so a job queued meanwhile ends it at once.
     private func gatherInput() {
         var next: UInt64?
         for timer in timers { next = min(next ?? .max, timer.deadline) }
         for entry in delayed { next = min(next ?? .max, entry.deadline) }
         guard let until = batcher.gatherUntil(now: Self.now(), nextDeadline: next) else { return }
-        var ts = timespec(tv_sec: Int(until / 1_000_000_000), tv_nsec: Int(until % 1_000_000_000))
-        while clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, nil) == EINTR {}
+        var wake = pollfd(fd: wakeFD, events: Int16(POLLIN), revents: 0)
+        while true {
+            let now = Self.now()
+            guard until > now else { return }
+            // Whole milliseconds, rounded up: the window ends no earlier than asked.
+            let timeout = Int32((until - now + 999_999) / 1_000_000)
+            let ready = poll(&wake, 1, timeout)
+            if ready < 0 && errno == EINTR { continue }
+            return
+        }
     }
 
     private func run() {

@@ -22,15 +22,20 @@ extension HandoffDaemon {
         else {
             throw ProtocolError(.notFound, "no nearby activity \"\(params.id)\"; see handoffctl list")
         }
-        let pending = OutgoingContinuations.Pending(
+        var pending = OutgoingContinuations.Pending(
             client: caller.client, uid: caller.uid, nearbyID: entry.id, account: account, typeHash: entry.typeHash,
             origin: entry.origin.device.description)
+        pending.wantsStream = params.streams == true
+        let (wantsStream, requests) = (pending.wantsStream, pending.requests)
         let name = outgoing.add(pending)
         let will = WillContinue(continuation: name, nearbyID: entry.id, type: entry.activityType.type?.rawValue)
         answer(will)
         if clients.handlers(of: entry.activityType.type, uid: caller.uid).isEmpty && !entry.flags.contains(.hasWebpageURL) {
             let what = entry.activityType.type?.rawValue ?? "type \(entry.typeHash)"
             return finish(name, .failure(ContinueError(.noHandler, "no app here handles \(what), and the activity has no webpage URL")))
+        }
+        if wantsStream, let problem = streamProblem(supportsStreams: entry.flags.contains(.supportsStreams), uid: caller.uid) {
+            return finish(name, .failure(problem))
         }
         guard let link else {
             return finish(name, .failure(ContinueError(.outOfRange, "handoffd has no Bluetooth link for continuing")))
@@ -42,7 +47,11 @@ extension HandoffDaemon {
         let job = ContinuationJob(
             timeout: .milliseconds(Int64(seconds * 1000)),
             origin: { [weak self] in await self?.nearby.entry(nearbyID)?.device },
-            request: { [weak self] in await self?.request(for: nearbyID) },
+            request: { [weak self] in
+                let request = await self?.request(for: nearbyID, takesStreams: wantsStream)
+                requests.record(request)
+                return request
+            },
             trace: { [logger] step in logger.debug("continuation \(name): \(step)") })
         logger.info("continuing \(will.type ?? "an activity") from device \(entry.origin.device) (\(name))")
         outgoing.attach(Task { [weak self] in
@@ -65,18 +74,19 @@ extension HandoffDaemon {
 
     /// A fresh request for the nearby activity's newest beacon; with `introducing`, an
     /// introduction carrying this device's card (docs/devices.md).
-    func request(for nearbyID: String, introducing: Bool = false) -> PendingContinuation? {
+    func request(for nearbyID: String, introducing: Bool = false, takesStreams: Bool = false) -> PendingContinuation? {
         guard let entry = nearby.entry(nearbyID), let account = key(entry.account) else { return nil }
         let epoch = advertiser.encoder.configuration.epoch(containing: Self.wallClock())
         let requester = outgoing.requester(
             for: account.id, epoch: epoch, own: advertiser.encoder.currentOrigin(for: account.id))
         return PendingContinuation(
             beacon: entry.beacon, account: account, requester: requester,
-            introducing: introducing ? devices.identity.card : nil)
+            introducing: introducing ? devices.identity.card : nil, takesStreams: takesStreams)
     }
 
     func finish(_ name: String, _ result: Result<ExchangeResponse, ContinueError>) {
         devices.exchangeEnded(now: .now)
+        defer { introduceWaiting() }
         guard let pending = outgoing.finish(name) else { return }
         let restored: ContinuedActivity
         do throws(ContinueError) {
@@ -86,11 +96,19 @@ extension HandoffDaemon {
             restored = try OutgoingContinuations.check(payload, pending) {
                 !clients.handlers(of: $0, uid: pending.uid).isEmpty
             }
+            if pending.wantsStream { return try openStream(name, pending, restored, offer: payload.streamOffer) }
         } catch {
             return fail(name, pending, error)
         }
+        deliver(name, pending, restored)
+    }
+
+    /// Sends `continued` to the connection that asked (with the stream's socket, if any) and, forwarded
+    /// without it, to an app of the same user that handles the type.
+    func deliver(_ name: String, _ pending: OutgoingContinuations.Pending, _ restored: ContinuedActivity, stream: StreamSocket? = nil) {
         logger.info("continued \(restored.type) from device \(pending.origin) (\(name))")
-        clients.events?.send(.continued, ContinuedEvent(continuation: name, activity: restored), to: pending.client)
+        clients.events?.send(
+            .continued, ContinuedEvent(continuation: name, activity: restored, stream: stream), to: pending.client)
         let type = try? ActivityType(restored.type)
         if let requester = clients[pending.client], let type, requester.handles.contains(type) { return }
         // Only to an app of the requesting user: a decrypted activity never crosses uids.
@@ -111,7 +129,7 @@ extension HandoffDaemon {
     // MARK: Origin side
 
     /// Checks one request from another device and returns the response's notifications.
-    func serveContinuation(_ request: [UInt8], _ context: ContinuationRequestContext) throws(ExchangeStatus)
+    func serveContinuation(_ request: [UInt8], _ context: ContinuationRequestContext) async throws(ExchangeStatus)
         -> ContinuationReply
     {
         let accepted: ContinuationServer.Accepted
@@ -131,12 +149,16 @@ extension HandoffDaemon {
             logger.notice("continuation request from \(context.peer) refused: activity \(accepted.activity) is no longer current")
             throw .notCurrent
         }
-        let payload: ActivityPayload
+        var payload: ActivityPayload
         do {
             payload = try activity.continuationPayload()
         } catch {
             logger.error("activity \(activity.id) cannot be sent: \(error)")
             throw .notCurrent
+        }
+        // Only for a request that takes streams (0x13) of an activity whose app takes them.
+        if accepted.takesStreams && activity.supportsStreams {
+            payload.streamOffer = await offerStream(for: activity, accepted: accepted)
         }
         let (bytes, chunks) = origin.respond(to: accepted, with: payload, mtu: context.mtu)
         let exchange = origin.begin { [weak self] id in await self?.exchangeTimedOut(id) }

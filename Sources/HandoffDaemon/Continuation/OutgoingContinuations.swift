@@ -1,6 +1,7 @@
 import Foundation
 import HandoffCore
 import HandoffProtocol
+import Synchronization
 
 /// The continuing side: the `continue`s that clients asked for and that have
 /// not finished, and our per-epoch identity in requests (docs/protocol.md:
@@ -17,6 +18,17 @@ struct OutgoingContinuations: Sendable {
         /// The origin device's per-epoch identifier, for the log and the restored activity.
         let origin: String
         var task: Task<Void, Never>?
+        /// `continue`'s `streams`: the request takes streams, and the continuation opens one.
+        var wantsStream = false
+        /// The request whose response is being opened (the last one made), for the stream's keys.
+        var requests = LastRequest()
+    }
+
+    /// The latest request of one continuation (each attempt makes a fresh one; the last is answered).
+    final class LastRequest: Sendable {
+        private let latest = Mutex<PendingContinuation?>(nil)
+        var value: PendingContinuation? { latest.withLock { $0 } }
+        func record(_ request: PendingContinuation?) { latest.withLock { $0 = request } }
     }
 
     static let defaultTimeout = 10.0
@@ -42,6 +54,11 @@ struct OutgoingContinuations: Sendable {
 
     mutating func attach(_ task: Task<Void, Never>, to name: String) {
         pending[name]?.task = task
+    }
+
+    /// Puts back a continuation `finish` removed that goes on (its stream is being opened).
+    mutating func resume(_ name: String, _ continuation: Pending) {
+        pending[name] = continuation
     }
 
     /// Removes a finished continuation; nil when it had already ended (cancelled).

@@ -66,6 +66,9 @@ public struct HandoffService: Sendable {
         let link = radio.bluez.map { GattContinuationLink(bluez: $0, radio: radio, logger: logger) }
         let daemon = HandoffDaemon(
             settings: Self.settings(configuration), radio: radio, link: link, accounts: book, logger: logger)
+        if let bluez = radio.bluez {
+            await daemon.use(streamNetwork: BlueZStreamNetwork(bluez: bluez, settings: Self.settings(configuration)))
+        }
         // Broadcast until the privacy check has asked the kernel: a connectable
         // advertisement must never go out from the public address.
         let privacy = AddressPrivacyMonitor(
@@ -187,6 +190,7 @@ public struct HandoffService: Sendable {
         settings.maxStreamsPerUser = configuration.maxStreamsPerUser
         settings.maxStreamsTotal = configuration.maxStreamsTotal
         settings.streamsLocalDirectory = configuration.streamsLocalDirectory
+        settings.streamSocketDirectory = (configuration.socketPath as NSString).deletingLastPathComponent
         return settings
     }
 }

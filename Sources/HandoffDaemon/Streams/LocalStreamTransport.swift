@@ -1,3 +1,4 @@
+import Foundation
 import Glibc
 import HandoffCore
 import SystemPackage
@@ -7,6 +8,11 @@ import SystemPackage
 /// directory, named `ADDRESS-PSM` after the listening adapter's address and the PSM (`AA:BB:CC:DD:EE:01-0080`).
 /// A channel behaves as an L2CAP one for the relays: one write is one record of at most `sendUnit` bytes, one
 /// read returns one record. The directory keeps other local users out only as far as its own permissions do.
+///
+/// The directory stands for one air: over the simulator the continuing side knows the origin only by its
+/// advertising address, which is random and not the adapter's, so a PSM is taken by at most one laptop in the
+/// directory, and `connect` reaches the PSM's one listener whatever the peer's address (the exact
+/// `ADDRESS-PSM` first).
 struct LocalStreamTransport: StreamTransport {
     /// The directory holding the sockets; both daemons of a test name the same one.
     let directory: String
@@ -26,7 +32,7 @@ struct LocalStreamTransport: StreamTransport {
     }
 
     func listen() async throws -> any StreamTransportListener {
-        for psm in StreamFormat.psmRange {
+        for psm in StreamFormat.psmRange where holders(of: psm).allSatisfy({ $0 == path(address: adapterAddress, psm: psm) }) {
             let path = path(address: adapterAddress, psm: psm)
             let descriptor = try Self.socket()
             do {
@@ -44,8 +50,13 @@ struct LocalStreamTransport: StreamTransport {
     }
 
     func connect(to peer: StreamPeer, psm: UInt16, timeout: Duration) async throws -> StreamTransportChannel {
+        var target = path(address: peer.address, psm: psm)
+        if access(target, F_OK) != 0 {
+            let others = holders(of: psm).filter { $0 != path(address: adapterAddress, psm: psm) }
+            if others.count == 1 { target = others[0] }
+        }
         let descriptor = try Self.socket()
-        let result = try Self.withAddress(path(address: peer.address, psm: psm)) { Glibc.connect(descriptor, $0, $1) }
+        let result = try Self.withAddress(target) { Glibc.connect(descriptor, $0, $1) }
         guard result == 0 else {
             let code = errno
             _ = Glibc.close(descriptor)
@@ -56,6 +67,13 @@ struct LocalStreamTransport: StreamTransport {
             }
         }
         return StreamTransportChannel(descriptor: FileDescriptor(rawValue: descriptor), sendUnit: sendUnit)
+    }
+
+    /// The socket files of the directory that hold `psm`, for any address.
+    func holders(of psm: UInt16) -> [String] {
+        let suffix = "-" + Self.hex4(psm)
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
+        return names.filter { $0.hasSuffix(suffix) }.sorted().map { directory + "/" + $0 }
     }
 
     static func socket() throws -> Int32 {

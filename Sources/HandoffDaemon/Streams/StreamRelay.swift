@@ -26,49 +26,56 @@ struct StreamRelay: Sendable {
     /// No byte in either direction for this long ends the stream (abort `cancelled`).
     var idleTimeout: Duration = .seconds(60)
 
-    /// Relays until both directions ended or one failed; closes both channels.
+    /// Where the relay gets its app's end once the handshake passed: nil when the app did not come (the
+    /// stream then ends with an abort `cancelled` to the peer, `appGone`).
+    typealias AppProvider = @Sendable () async -> NIOAsyncChannel<ByteBuffer, ByteBuffer>?
+
+    /// Runs the handshake, then takes the app's end from `app` and relays until both directions ended or one
+    /// failed; closes the link, and the app's end if it was taken. `app` is called only once the peer's
+    /// hello opened (on the origin: once `claim` took the offer and this side's hello went), so a channel
+    /// that is refused never costs the app its connection.
     ///
     /// - Parameter claim: on the origin, called once the peer's hello opened: true takes the offer (the
     ///   first good hello uses it), false refuses this channel. Not called on the continuing side.
-    func run(
-        link: StreamChannelIO, app: NIOAsyncChannel<ByteBuffer, ByteBuffer>, claim: @Sendable () -> Bool = { true }
-    ) async -> Outcome {
+    func run(link: StreamChannelIO, app: AppProvider, claim: @Sendable () -> Bool = { true }) async -> Outcome {
         let activity = ActivityClock()
-        let outcome: Outcome
         do {
-            outcome = try await link.channel.executeThenClose { linkInbound, _ in
-                try await app.executeThenClose { appInbound, _ in
-                    var linkFrames = linkInbound.makeAsyncIterator()
-                    var opener = keys.opener(for: role)
-                    var sealer = keys.sealer(for: role)
-                    let send: @Sendable ([UInt8]) async throws -> Void = { bytes in
-                        try await StreamChannelIO.send(bytes, sendUnit: link.sendUnit, on: link.channel.channel)
-                        activity.touch()
-                    }
-                    // A hello that cannot be written (the link already went) is not fatal here: what arrived
-                    // is still delivered, and reading then reports the cut (`truncated`).
-                    if role == .continuing { try? await send(try sealer.hello()) }
-                    // The handshake: the peer's first frame must open as its hello, in time.
-                    let hello = await Self.firstFrame(
-                        from: &linkFrames, opener: &opener, timeout: handshakeTimeout, channel: link.channel.channel)
-                    switch hello {
-                    case .failure(let error):
-                        return role == .origin ? .refused(error) : .failed(error)
-                    case .success(let early):
-                        if role == .origin {
-                            guard claim() else { return .refused(.stream(.handshakeFailed)) }
-                            try? await send(try sealer.hello())
-                        }
-                        return await relay(
-                            early: early, linkFrames: &linkFrames, opener: &opener, sealer: sealer, send: send,
-                            appInbound: appInbound, appChannel: app.channel, activity: activity, link: link)
-                    }
+            return try await link.channel.executeThenClose { linkInbound, _ in
+                var linkFrames = linkInbound.makeAsyncIterator()
+                var opener = keys.opener(for: role)
+                var sealer = keys.sealer(for: role)
+                let send: @Sendable ([UInt8]) async throws -> Void = { bytes in
+                    try await StreamChannelIO.send(bytes, sendUnit: link.sendUnit, on: link.channel.channel)
+                    activity.touch()
+                }
+                // A hello that cannot be written (the link already went) is not fatal here: what arrived
+                // is still delivered, and reading then reports the cut (`truncated`).
+                if role == .continuing { try? await send(try sealer.hello()) }
+                // The handshake: the peer's first frame must open as its hello, in time.
+                let hello = await Self.firstFrame(
+                    from: &linkFrames, opener: &opener, timeout: handshakeTimeout, channel: link.channel.channel)
+                guard case .success(let early) = hello else {
+                    guard case .failure(let error) = hello else { return .failed(.stream(.truncated)) }
+                    return role == .origin ? .refused(error) : .failed(error)
+                }
+                if role == .origin {
+                    guard claim() else { return .refused(.stream(.handshakeFailed)) }
+                    try? await send(try sealer.hello())
+                }
+                guard let appChannel = await app() else {
+                    if let abort = try? sealer.abort(.cancelled) { try? await send(abort) }
+                    return .failed(.appGone)
+                }
+                activity.touch()
+                return try await appChannel.executeThenClose { appInbound, _ in
+                    await relay(
+                        early: early, linkFrames: &linkFrames, opener: &opener, sealer: sealer, send: send,
+                        appInbound: appInbound, appChannel: appChannel.channel, activity: activity, link: link)
                 }
             }
         } catch {
-            outcome = .failed(.appGone)
+            return .failed(.appGone)
         }
-        return outcome
     }
 
     /// Reads until the peer's hello opened: `.success` with any frames that came in the same reads after it.
