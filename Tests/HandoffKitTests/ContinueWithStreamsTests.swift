@@ -56,7 +56,7 @@ import Testing
         #expect(unsupported == .streamsUnsupported("the app did not publish the activity with supportsStreams"))
         #expect(
             unsupported?.description
-                == "the app on the other device does not take continuation streams: the app did not publish the activity with supportsStreams (streams-unsupported)"
+                == "no continuation stream could be opened with the other device: the app did not publish the activity with supportsStreams (streams-unsupported)"
         )
         let missing = await #expect(throws: HandoffClientError.self) { try await client.continueWithStreams(nearbyID: "n2") }
         guard case .invalidResponse = missing else {
