@@ -39,6 +39,8 @@ E2E_LEGACY_PRIVATE_SCENARIOS ?= legacy-privacy
 # handoff-agent and the example app it launches, on a session bus of its own in the guest
 # (dbus-daemon, dbus-send and python3-dbus, from APT_PACKAGES).
 E2E_DESKTOP_PRODUCTS := $(if $(or $(filter desktop,$(E2E_SCENARIOS)),$(if $(strip $(E2E_SCENARIOS)),,$(filter private,$(E2E_CONFIGS)))),handoff-agent handoff-example-reader)
+# The streams scenario (only when named) runs the example app that serves and fetches a document.
+E2E_STREAMS_PRODUCTS := $(if $(filter streams,$(E2E_SCENARIOS)),handoff-example-document)
 
 .PHONY: all deps build test check bench bench-continue bench-desktop fuzz demo clean e2e deb deb-test deb-test-debug
 
@@ -70,7 +72,7 @@ test: deps
 # to e2e-logs/<timestamp>/.
 e2e: deps
 	@scripts/deps.sh $(E2E_PACKAGES)
-	@for product in handoffd handoffctl $(E2E_DESKTOP_PRODUCTS); do \
+	@for product in handoffd handoffctl $(E2E_DESKTOP_PRODUCTS) $(E2E_STREAMS_PRODUCTS); do \
 	    echo "$(SWIFT) build --product $$product $(SWIFT_FLAGS)"; \
 	    $(SWIFT) build --product $$product $(SWIFT_FLAGS) || exit 1; \
 	done

@@ -151,6 +151,15 @@ let package = Package(
             path: "Examples/ContinuedReader",
             exclude: ["README.md", "org.handoff.example.Reader.desktop"]
         ),
+        .executableTarget(
+            name: "handoff-example-document",
+            dependencies: [
+                "HandoffKit", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Crypto", package: "swift-crypto"),
+            ],
+            path: "Examples/StreamedDocument",
+            exclude: ["README.md"]
+        ),
 
         // MARK: Benchmarks and fuzzing (run by `make bench`, `make fuzz`)
         .executableTarget(name: "DBusBench", dependencies: ["DBus"]),

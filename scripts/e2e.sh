@@ -42,6 +42,7 @@ tools=(handoffd handoffctl)
 if [[ $# -eq 0 && "${E2E_CONFIG:-private}" == private ]] || [[ " $* " == *" desktop "* ]]; then
     tools+=(handoff-agent handoff-example-reader)
 fi
+[[ " $* " == *" streams "* ]] && tools+=(handoff-example-document)
 for tool in "${tools[@]}"; do
     [[ -x "$BIN/$tool" ]] || { say "FAILED: $BIN/$tool is missing: build it first (make e2e does)"; exit 2; }
 done

@@ -139,10 +139,14 @@ extension ClientCore {
                     state.generation == generation ? state.published[notice.id]?.activity : nil
                 }
                 activity?.receive(notice)
+            case .streamOpened:
+                guard let opened = try? event.data(as: StreamOpenedEvent.self) else { continue }
+                let activity = inner.withLock { state in
+                    state.generation == generation ? state.published[opened.id]?.activity : nil
+                }
+                if let activity { Task { await activity.receive(opened) } }
             case .continueFailed:
                 continue  // only ever for this client's own continuations
-            case .streamOpened:
-                continue  // continuation streams are not in HandoffKit's API yet
             // pair.offer / pair.join are not HandoffClient's: these come with `pairingEvents`.
             case .pairNumber:
                 if let event = try? event.data(as: PairNumberEvent.self) { deliverPairing(.number(event)) }

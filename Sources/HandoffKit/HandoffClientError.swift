@@ -32,6 +32,12 @@ public enum HandoffClientError: Error, Sendable, Hashable, CustomStringConvertib
     case timedOut(Method, after: Duration)
     /// The daemon sent a response this client cannot read.
     case invalidResponse(String)
+    /// The app's end of a continuation stream could not be picked up: the socket path handoffd
+    /// named, and what went wrong (it waits 30 s for the app, and takes only the app's own uid).
+    case streamConnectFailed(String, reason: String)
+    /// A continuation stream failed while reading or writing: the link to the other device broke,
+    /// the stream was idle too long, or this side already finished or closed it. What went wrong.
+    case streamBroken(String)
 
     public var description: String {
         switch self {
@@ -49,6 +55,10 @@ public enum HandoffClientError: Error, Sendable, Hashable, CustomStringConvertib
             "handoffd did not answer \"\(method.rawValue)\" within \(Self.describe(after)) (check with: systemctl status handoffd)"
         case .invalidResponse(let detail):
             "handoffd sent a response this client cannot read: \(detail)"
+        case .streamConnectFailed(let path, let reason):
+            "cannot open the continuation stream at \(path): \(reason)"
+        case .streamBroken(let reason):
+            "the continuation stream broke: \(reason)"
         }
     }
 

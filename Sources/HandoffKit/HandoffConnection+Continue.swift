@@ -35,14 +35,18 @@ extension HandoffConnection {
 
     /// `continue(nearbyID:timeout:willContinue:)`, returning the `continued` frame as
     /// it arrived (`handoffctl continue --json` prints its data unchanged).
+    /// - Parameter streams: ask for a continuation stream (the `continue` param `streams`): the
+    ///   `continued` frame then names the stream's socket, or the continuation fails with
+    ///   `ContinueError.streamsUnsupported`.
     public func continueReturningEvent(
-        nearbyID: String, timeout: Duration? = nil, willContinue: (@Sendable (WillContinue) -> Void)? = nil
+        nearbyID: String, timeout: Duration? = nil, streams: Bool = false,
+        willContinue: (@Sendable (WillContinue) -> Void)? = nil
     ) async throws -> HandoffEvent {
         if let timeout, !(Duration.seconds(1)...Duration.seconds(60)).contains(timeout) {
             throw HandoffClientError.protocolError(
                 ProtocolError(.invalidParams, "timeout: a continue timeout must be between 1 and 60 seconds"))
         }
-        let params = ContinueParams(id: nearbyID, timeout: timeout.map(Self.seconds))
+        let params = ContinueParams(id: nearbyID, timeout: timeout.map(Self.seconds), streams: streams ? true : nil)
         let state = self.state
         let waiter = ContinuationWaiter()
         // The request runs to its answer even when the caller is cancelled meanwhile: a

@@ -9,6 +9,7 @@ extension UserActivity {
         var webpageURL: String?
         var expiresIn: Double?
         var requiredUserInfoKeys: [String]
+        var supportsStreams: Bool
 
         init(_ state: State, type: String, now: Date) throws(UserActivityError) {
             if let reason = ActivityTypeRule.violation(in: type) { throw .invalidType(type, reason: reason) }
@@ -34,6 +35,7 @@ extension UserActivity {
             userInfo = state.userInfo
             webpageURL = state.webpageURL?.absoluteString
             requiredUserInfoKeys = state.requiredUserInfoKeys.sorted()
+            supportsStreams = state.supportsStreams
         }
     }
 

@@ -55,6 +55,7 @@ extension UserActivity {
             return (sinks, wasPublished)
         }
         for sink in sinks { sink.finish() }
+        incomingSink.finish()
         if wasPublished { try? await perform(.invalidate) }
         client.core.untrack(ObjectIdentifier(self), publishedAs: nil)
     }

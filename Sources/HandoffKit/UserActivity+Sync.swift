@@ -75,7 +75,8 @@ extension UserActivity {
                     UpdateParams(
                         id: id, title: fields.title, userInfo: fields.userInfo, webpageURL: fields.webpageURL,
                         expiresIn: fields.expiresIn, requiredUserInfoKeys: fields.requiredUserInfoKeys,
-                        becomeCurrent: becomesCurrent ? true : nil))
+                        becomeCurrent: becomesCurrent ? true : nil,
+                        supportsStreams: fields.supportsStreams != sent.supportsStreams ? fields.supportsStreams : nil))
                 saved(fields, version: current.version, id: id, generation: generation)
                 if becomesCurrent { sentCurrent(current.currentOrder) }
             }
@@ -89,7 +90,7 @@ extension UserActivity {
                     type: type, title: fields.title, userInfo: fields.userInfo.isEmpty ? nil : fields.userInfo,
                     webpageURL: fields.webpageURL, expiresIn: fields.expiresIn,
                     requiredUserInfoKeys: fields.requiredUserInfoKeys.isEmpty ? nil : fields.requiredUserInfoKeys,
-                    becomeCurrent: makeCurrent)
+                    becomeCurrent: makeCurrent, supportsStreams: fields.supportsStreams ? true : nil)
             ).id
             saved(fields, version: current.version, id: id, generation: generation)
             if makeCurrent { sentCurrent(current.currentOrder) }
@@ -104,7 +105,8 @@ extension UserActivity {
             state.daemonID = id
             state.generation = generation
             state.sent = SentFields(
-                title: fields.title != nil, webpageURL: fields.webpageURL != nil, expiration: fields.expiresIn != nil)
+                title: fields.title != nil, webpageURL: fields.webpageURL != nil, expiration: fields.expiresIn != nil,
+                supportsStreams: fields.supportsStreams)
             if state.version == version { state.needsSave = false }
         }
     }

@@ -47,6 +47,7 @@ public final class UserActivity: Sendable {
         var title = false
         var webpageURL = false
         var expiration = false
+        var supportsStreams = false
     }
 
     struct DelegateReference: Sendable {
@@ -59,6 +60,7 @@ public final class UserActivity: Sendable {
         var webpageURL: URL?
         var requiredUserInfoKeys: Set<String> = []
         var expirationDate: Date?
+        var supportsStreams = false
         var needsSave = false
         /// Counts changes, so that a save only clears `needsSave` when nothing changed meanwhile.
         var version: UInt64 = 0
@@ -80,10 +82,24 @@ public final class UserActivity: Sendable {
     /// Sends this activity's changes to the daemon one at a time (UserActivity+Sync.swift).
     let syncLock = AsyncLock()
 
+    /// Continuation streams that continuing devices opened to this activity, as they arrive
+    /// (NSUserActivity's `userActivity(_:didReceive:outputStream:)`), when it
+    /// `supportsContinuationStreams`. Streams wait here until read (at most
+    /// `maximumWaitingStreams`, the oldest closed beyond them); a delegate that implements
+    /// `userActivity(_:didReceive:)` takes them instead. It ends when the activity is
+    /// invalidated. One consumer: iterate it from one task at a time.
+    public let incomingStreams: AsyncStream<ContinuationStreams>
+    let incomingSink: AsyncStream<ContinuationStreams>.Continuation
+
+    /// The most incoming streams kept for an app that has not read `incomingStreams` yet.
+    public static let maximumWaitingStreams = 8
+
     /// A new activity of `type`, published through `client`. Nothing is sent until `becomeCurrent()`.
     public init(type: String, client: HandoffClient) {
         self.type = type
         self.client = client
+        (incomingStreams, incomingSink) = AsyncStream.makeStream(
+            of: ContinuationStreams.self, bufferingPolicy: .bufferingNewest(Self.maximumWaitingStreams))
     }
 
     /// A new activity of `type`, published through `HandoffClient.shared`.
@@ -96,6 +112,7 @@ public final class UserActivity: Sendable {
             (state.daemonID, state.generation, Array(state.wasContinuedSinks.values))
         }
         for sink in sinks { sink.finish() }
+        incomingSink.finish()
         let core = client.core
         core.untrack(ObjectIdentifier(self), publishedAs: id)
         if let id { Task { await core.invalidateLeftover(id, generation: generation) } }
@@ -135,6 +152,14 @@ public final class UserActivity: Sendable {
     public var expirationDate: Date? {
         get { state.withLock { $0.expirationDate } }
         set { change { $0.expirationDate = newValue } }
+    }
+
+    /// Whether the app takes continuation streams for this activity (NSUserActivity's
+    /// `supportsContinuationStreams`): sent as `supportsStreams`, so that the beacon says so and a
+    /// continuing app may open a stream to it, which arrives on `incomingStreams`. False by default.
+    public var supportsContinuationStreams: Bool {
+        get { state.withLock { $0.supportsStreams } }
+        set { change { $0.supportsStreams = newValue } }
     }
 
     /// The longest an activity may be set to live: 7 days.

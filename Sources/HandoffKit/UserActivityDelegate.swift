@@ -13,11 +13,20 @@ public protocol UserActivityDelegate: AnyObject, Sendable {
     /// An automatic save, or publishing the activity again after a reconnection,
     /// failed. The error is a `UserActivityError` or a `HandoffClientError`.
     func userActivity(_ activity: UserActivity, didFailToSave error: any Error)
+
+    /// A continuing device opened a continuation stream to the activity (NSUserActivity's
+    /// `userActivity(_:didReceive:outputStream:)`); the activity `supportsContinuationStreams`.
+    /// The default puts the stream on `activity.incomingStreams`; a delegate that implements it
+    /// owns the stream instead.
+    func userActivity(_ activity: UserActivity, didReceive streams: ContinuationStreams)
 }
 
-/// The defaults: do nothing.
+/// The defaults: do nothing, except that streams go to `incomingStreams`.
 extension UserActivityDelegate {
     public func userActivityWasContinued(_ activity: UserActivity, byDevice device: String) {}
     public func userActivityWillSave(_ activity: UserActivity) {}
     public func userActivity(_ activity: UserActivity, didFailToSave error: any Error) {}
+    public func userActivity(_ activity: UserActivity, didReceive streams: ContinuationStreams) {
+        activity.deliverIncoming(streams)
+    }
 }

@@ -64,6 +64,7 @@ struct ContinueCommandTests {
     @Test func eachFailureCodeHasItsMessageAndExitStatus() async throws {
         let statuses: [ContinueError.Code: Int32] = [
             .outOfRange: 3, .timeout: 4, .rejected: 5, .noHandler: 6, .payloadInvalid: 7, .cancelled: 8,
+            .streamsUnsupported: 10,
         ]
         for code in ContinueError.Code.allCases {
             let daemon = try Self.daemon(.fail(code, "the daemon's words"))

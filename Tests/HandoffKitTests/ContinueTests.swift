@@ -60,6 +60,7 @@ import Testing
         let expected: [ContinueError.Code: ContinueError] = [
             .outOfRange: .outOfRange("m"), .timeout: .timeout("m"), .rejected: .rejected("m"),
             .noHandler: .noHandler("m"), .payloadInvalid: .payloadInvalid("m"), .cancelled: .cancelled("m"),
+            .streamsUnsupported: .streamsUnsupported("m"),
         ]
         for code in ContinueError.Code.allCases {
             #expect(ContinueError(ContinueFailedEvent(continuation: "c", nearbyID: "n", code: code, message: "m")) == expected[code])

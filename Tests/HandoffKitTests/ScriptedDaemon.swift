@@ -25,6 +25,8 @@ final class ScriptedDaemon: Sendable {
     enum ContinueScript: Sendable {
         /// Sends `continued` with this activity.
         case succeed(ContinuedActivity)
+        /// Sends `continued` with this activity, and `stream` naming `path` when the request asked for streams.
+        case succeedWithStream(ContinuedActivity, path: String)
         /// Sends `continueFailed` with this code and message.
         case fail(ContinueError.Code, String)
         /// Sends nothing until `continue.cancel`, which it answers with `continueFailed` `cancelled`.
@@ -148,6 +150,12 @@ final class ScriptedDaemon: Sendable {
                 switch script {
                 case .succeed(let activity):
                     client.event(.continued, ContinuedEvent(continuation: continuation, activity: activity))
+                case .succeedWithStream(let activity, let path):
+                    client.event(
+                        .continued,
+                        ContinuedEvent(
+                            continuation: continuation, activity: activity,
+                            stream: params.streams == true ? StreamSocket(path: path) : nil))
                 case .fail(let code, let message):
                     client.event(
                         .continueFailed,

@@ -26,8 +26,9 @@
 #                power-cycle continue pair remove desktop replay clean-shutdown (default: all
 #                thirteen). They run in this order whatever order they are given in; each sets
 #                up what it needs, so any subset runs (remove needs pair before it). continue,
-#                pair, remove, desktop and replay need --privacy. One more runs only when named:
-#                legacy-privacy (needs --privacy without --ext-adv; config legacy-private).
+#                pair, remove, desktop and replay need --privacy. Two more run only when named:
+#                legacy-privacy (needs --privacy without --ext-adv; config legacy-private), and
+#                streams (needs --privacy and handoff-example-document in --bin).
 # Logs go to $RIG_OUT: bluetoothd.log (-d), btmon.snoop, btvirt.log, dbus.log, one log per
 # handoffd (a.log, b.log, c.log), b-watch.log (B's events, each with the time it was
 # printed), hci1-adv.jsonl (what hci1's bluetoothd reported, from bluez-monitor.py),
@@ -44,7 +45,7 @@ HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 BIN=""; EPOCH=15; EXPIRY=20; SCENARIOS=(); QUIET=0; RUNS=1; PRIVACY=0; EXT_ADV=0
 ALL_SCENARIOS=(discovery devices rotation update-invalidate wrong-account bluetoothd-restart power-cycle continue pair remove desktop replay clean-shutdown)
 # ORDER is the order every run keeps (clean-shutdown stops A, so it is last).
-ORDER=(discovery devices rotation update-invalidate wrong-account bluetoothd-restart power-cycle continue pair remove desktop replay legacy-privacy clean-shutdown)
+ORDER=(discovery devices rotation update-invalidate wrong-account bluetoothd-restart power-cycle continue streams pair remove desktop replay legacy-privacy clean-shutdown)
 while [ $# -gt 0 ]; do
     case "$1" in
         --bin) BIN=$2; shift 2 ;;
@@ -738,6 +739,37 @@ scenario_continue() {
         kill -TERM $pid; wait $pid
     done
     pass "D's title, URL and userInfo restored exactly on B, and D's publisher told; ${stranger:+$stranger; }D seen at ${addrs[*]} (resolvable private; hci2's public address is $HCI2_PUBLIC); $(IFS=';'; echo "${figures[*]}")"
+}
+
+# 8b. streams (issue 16): A's app (handoff-example-document serve) publishes a 1 MB document
+# with supportsContinuationStreams; B's app (fetch) continues it with a stream over the LE
+# L2CAP channel, asks for the document twice on that one stream, and answers each time with
+# its length and SHA-256, which A's app checks. Passes when B's file has the document's
+# SHA-256, A's app confirmed both answers, and both apps ended cleanly. Figures: B's time to
+# open the stream (continueWithStreams), and per round the time from the request to the
+# first byte and the throughput (kbit/s of 1000 bits), from the app's RESULT line.
+scenario_streams() {
+    local doc=$W/streams-document out=$W/streams-fetched pid rc result want got
+    [ $PRIVACY = 1 ] || { fail "streams needs LE privacy (--privacy, E2E_CONFIG=private), as continue does"; return 1; }
+    [ -x "$BIN/handoff-example-document" ] ||
+        { fail "no handoff-example-document in $BIN (make e2e E2E_SCENARIOS=streams builds it)"; return 1; }
+    head -c 1000000 /dev/urandom > "$doc"
+    want=$(sha256sum "$doc" | cut -d' ' -f1)
+    "$BIN/handoff-example-document" serve "$doc" --title "Streamed document" --streams 1 --socket "$(sock a)" \
+        > "$LOGDIR/streams-serve.log" 2>&1 &
+    pid=$!; PIDS+=($pid)
+    timeout 150 "$BIN/handoff-example-document" fetch --out "$out" --rounds 2 --within 90 --socket "$(sock b)" \
+        > "$LOGDIR/streams-fetch.log" 2>&1; rc=$?
+    [ $rc = 0 ] || { fail "B's fetch exited $rc: $(tail -3 "$LOGDIR/streams-fetch.log" | tr '\n' ' ')"; kill $pid; return 1; }
+    got=$(sha256sum "$out" | cut -d' ' -f1)
+    [ "$got" = "$want" ] || { fail "B's copy has sha256 $got, the document $want"; kill $pid; return 1; }
+    served() { [ "$(grep -c "matches the document" "$LOGDIR/streams-serve.log")" -ge 2 ] && grep -q "finished after 4 requests" "$LOGDIR/streams-serve.log"; }
+    wait_until 20 served || { fail "A's app did not confirm both answers and the end: $(tail -3 "$LOGDIR/streams-serve.log" | tr '\n' ' ')"; kill $pid; return 1; }
+    wait $pid; rc=$?
+    [ $rc = 0 ] || { fail "A's app exited $rc"; return 1; }
+    result=$(grep -m1 '^RESULT ' "$LOGDIR/streams-fetch.log")
+    grep '^Round ' "$LOGDIR/streams-fetch.log" | sed 's/, sha256 [0-9a-f]*//' > "$LOGDIR/streams-rounds.txt"
+    pass "1 MB byte for byte (sha256 ${want:0:12}…) and two requests on one stream, both answers checked by A's app; ${result#RESULT }; $(tr '\n' ';' < "$LOGDIR/streams-rounds.txt")"
 }
 
 # 9. replay (issue 19): a stranger without the account key (stranger-replay.py, a plain
