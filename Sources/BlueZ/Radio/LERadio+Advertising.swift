@@ -77,8 +77,13 @@ extension LERadio {
         if slot.registered && slot.registeredPayload == payload && slot.registeredType == wanted.type { return }
         // Pause our discovery: a legacy controller cannot take the new random
         // address while it scans. pass() resumes it. (When the adapter scans
-        // for another program only, StopDiscovery fails harmlessly.)
-        if scanning || adapter.discovering {
+        // for another program only, StopDiscovery fails harmlessly.) A controller
+        // with extended advertising gives each set its own address while it scans,
+        // and is left scanning: when the last discovery session ends, bluetoothd
+        // before 5.69 removes temporary devices that are not connectable even while
+        // connected, which took down a central's link to us (a continuation stream's).
+        let extended = manager.advertisingManager(of: adapter.path)?.hasExtendedAdvertising ?? false
+        if (scanning || adapter.discovering) && !extended {
             scanning = false
             try? await Adapter1.stopDiscovery(adapter: adapter.path, on: connection)
         }

@@ -13,6 +13,18 @@ public protocol ContinuationLink: Sendable {
     /// response, within `job.timeout`: an activity, or for an introduction the
     /// origin's card.
     func fetch(_ job: ContinuationJob) async -> Result<ExchangeResponse, ContinueError>
+    /// Continuing side: keeps the link to `device` (the origin's BlueZ device path, as in `ContinuationJob.origin`)
+    /// up until as many `releaseLink` calls came: a continuation stream rides on it (docs/continuation.md,
+    /// section 10). What a fetch planned for the link (its disconnection) waits until then.
+    func holdLink(_ device: String) async
+    /// Ends one `holdLink`; the last one lets the link go as after a fetch.
+    func releaseLink(_ device: String) async
+}
+
+extension ContinuationLink {
+    /// A link that is not taken down after a fetch has nothing to hold.
+    public func holdLink(_ device: String) async {}
+    public func releaseLink(_ device: String) async {}
 }
 
 /// What an exchange brought back, opened.

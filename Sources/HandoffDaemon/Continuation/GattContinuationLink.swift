@@ -20,8 +20,11 @@ actor GattContinuationLink: ContinuationLink {
     /// Disconnecting and removing at once made a second continuation of the same
     /// activity (a retry, a second app) wait for the disconnection (2 s) and then
     /// for bluetoothd to hear the origin again: 7.8 s where the first took 0.1 s.
-    private var releases: [DBusObjectPath: (id: UInt64, task: Task<Void, Never>)] = [:]
+    private var releases: [DBusObjectPath: (id: UInt64, task: Task<Void, Never>, adapter: DBusObjectPath?)] = [:]
     private var nextRelease: UInt64 = 0
+    /// Links that continuation streams hold (`holdLink`), by device: how many, and the adapter to remove the
+    /// device from once the last is released. Nothing is planned for them meanwhile.
+    private var holds: [DBusObjectPath: (count: Int, adapter: DBusObjectPath?)] = [:]
     static let lingerDelay: Duration = .seconds(5)
     static let removalDelay: Duration = .seconds(30)
 
@@ -74,8 +77,35 @@ actor GattContinuationLink: ContinuationLink {
         return disconnecting[device]
     }
 
-    /// Disconnects from `device` after `linger`, and removes it `removalDelay` later.
+    func holdLink(_ device: String) {
+        guard let path = try? DBusObjectPath(device) else { return }
+        let planned = releases.removeValue(forKey: path)
+        planned?.task.cancel()
+        var hold = holds[path] ?? (0, nil)
+        hold.count += 1
+        hold.adapter = hold.adapter ?? planned?.adapter
+        holds[path] = hold
+    }
+
+    func releaseLink(_ device: String) {
+        guard let path = try? DBusObjectPath(device), var hold = holds[path] else { return }
+        hold.count -= 1
+        guard hold.count == 0 else {
+            holds[path] = hold
+            return
+        }
+        holds[path] = nil
+        release(path, adapter: hold.adapter, after: Self.lingerDelay)
+    }
+
+    /// Disconnects from `device` after `linger`, and removes it `removalDelay` later; while a stream holds
+    /// the link, only notes the adapter for the release after the last hold.
     private func release(_ device: DBusObjectPath, adapter: DBusObjectPath?, after linger: Duration) {
+        if var hold = holds[device] {
+            hold.adapter = adapter ?? hold.adapter
+            holds[device] = hold
+            return
+        }
         releases[device]?.task.cancel()
         nextRelease += 1
         let id = nextRelease
@@ -91,7 +121,7 @@ actor GattContinuationLink: ContinuationLink {
             try? await Adapter1.removeDevice(device, adapter: adapter, on: connection)
             if releases[device]?.id == id { releases[device] = nil }
         }
-        releases[device] = (id, task)
+        releases[device] = (id, task, adapter)
     }
 
     private func endDisconnection(_ task: Task<Void, Never>, of devices: [DBusObjectPath]) {

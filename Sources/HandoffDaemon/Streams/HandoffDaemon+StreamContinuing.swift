@@ -44,10 +44,12 @@ extension HandoffDaemon {
             throw ContinueError(.streamsUnsupported, error.description)
         }
         let relay = StreamRelay(role: .continuing, keys: request.streamKeys(for: offer))
-        let (uid, handle) = (pending.uid, stream.handle)
+        let (uid, handle, continuationLink) = (pending.uid, stream.handle, link)
         outgoing.resume(name, pending)
         logger.info("opening the stream of \(name) on PSM 0x\(String(offer.psm, radix: 16))")
         outgoing.attach(Task { [weak self] in
+            // The channel rides on the LE link of the exchange: it stays up while the stream lasts.
+            await continuationLink?.holdLink(device)
             let result: Result<StreamRelay.Outcome, ContinueError> = await withTaskCancellationHandler {
                 let link: StreamChannelIO
                 do {
@@ -66,6 +68,7 @@ extension HandoffDaemon {
             } onCancel: {
                 handle.cancel()
             }
+            await continuationLink?.releaseLink(device)
             await self?.continuingStreamEnded(name, stream.id, result)
         }, to: name)
     }
