@@ -28,12 +28,15 @@ E2E_PACKAGES := qemu-system-x86 linux-image-amd64 busybox-static cpio kmod \
                 bluez bluez-test-tools dbus python3-dbus python3-gi jq
 # Scenarios to run (default: all thirteen), e.g. make e2e E2E_SCENARIOS="discovery rotation".
 E2E_SCENARIOS ?=
-# Bluetooth configurations to run them in (docs/e2e.md): private (Privacy = device, extended
-# advertising: what make install sets up), legacy (privacy off, legacy advertising), where
-# continuing is impossible by design, and legacy-private (privacy on, legacy advertising), where
-# handoffd must stay off the air. Unless E2E_SCENARIOS is set, the last two run their own lists.
-E2E_CONFIGS ?= private legacy legacy-private
-E2E_LEGACY_SCENARIOS ?= discovery rotation bluetoothd-restart power-cycle
+# Bluetooth configurations to run them in, one guest boot each (docs/e2e.md): private (Privacy =
+# device, extended advertising: what make install sets up) and legacy (legacy advertising). legacy
+# runs its scenarios with privacy off, where continuing is impossible by design, then, last and in the
+# same boot, legacy-privacy: bluetoothd restarted with Privacy = device on the same controllers, where
+# handoffd must stay off the air. legacy-private (privacy on from the boot, legacy advertising) runs
+# legacy-privacy in a boot of its own: not in the default list (one boot more), for running it alone,
+# e.g. make e2e E2E_CONFIGS=legacy-private. Unless E2E_SCENARIOS is set, the last two run their own lists.
+E2E_CONFIGS ?= private legacy
+E2E_LEGACY_SCENARIOS ?= discovery rotation bluetoothd-restart power-cycle legacy-privacy
 E2E_LEGACY_PRIVATE_SCENARIOS ?= legacy-privacy
 # The desktop scenario (config private: all of its default list, or when named) also runs
 # handoff-agent and the example app it launches, on a session bus of its own in the guest

@@ -20,8 +20,11 @@
 #                                  it, on controllers with LE extended advertising (most laptops'
 #                                  since Bluetooth 5);
 #                         legacy:  Debian's bluetoothd configuration (privacy off) on LE-only
-#                                  controllers with legacy advertising only (btvirt -L)
-#                         legacy-private: Privacy = device on those legacy controllers
+#                                  controllers with legacy advertising only (btvirt -L); scenario
+#                                  legacy-privacy, last, restarts bluetoothd with Privacy = device
+#                                  on them in the same boot (make e2e runs it so)
+#                         legacy-private: Privacy = device on those legacy controllers from the
+#                                  boot (legacy-privacy alone: not in make e2e's default list)
 #   E2E_PRIVACY, E2E_EXT_ADV  0 or 1: override the config's privacy and controller kind
 # Exit status: 0 when every scenario passed; 1 when one failed; 2 when the rig could not
 # run it (no qemu, no kernel, the guest did not boot) or the run timed out. Never skips.

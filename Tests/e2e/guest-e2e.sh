@@ -27,8 +27,11 @@
 #                thirteen). They run in this order whatever order they are given in; each sets
 #                up what it needs, so any subset runs (remove needs pair before it). continue,
 #                pair, remove, desktop and replay need --privacy. Two more run only when named:
-#                legacy-privacy (needs --privacy without --ext-adv; config legacy-private), and
-#                streams (needs --privacy and handoff-example-document in --bin).
+#                streams (needs --privacy and handoff-example-document in --bin), and
+#                legacy-privacy (needs legacy controllers: no --ext-adv). legacy-privacy runs last:
+#                without --privacy (config legacy, after the scenarios that run with privacy off) it
+#                first restarts bluetoothd with Privacy = device (rig-bluez.sh) and A and B with it,
+#                as config legacy-private (--privacy) has them from the start.
 # Logs go to $RIG_OUT: bluetoothd.log (-d), btmon.snoop, btvirt.log, dbus.log, one log per
 # handoffd (a.log, b.log, c.log), b-watch.log (B's events, each with the time it was
 # printed), hci1-adv.jsonl (what hci1's bluetoothd reported, from bluez-monitor.py),
@@ -44,8 +47,9 @@ set -u
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 BIN=""; EPOCH=15; EXPIRY=20; SCENARIOS=(); QUIET=0; RUNS=1; PRIVACY=0; EXT_ADV=0
 ALL_SCENARIOS=(discovery devices rotation update-invalidate wrong-account bluetoothd-restart power-cycle continue pair remove desktop replay clean-shutdown)
-# ORDER is the order every run keeps (clean-shutdown stops A, so it is last).
-ORDER=(discovery devices rotation update-invalidate wrong-account bluetoothd-restart power-cycle continue streams pair remove desktop replay legacy-privacy clean-shutdown)
+# ORDER is the order every run keeps (clean-shutdown stops A, and legacy-privacy may restart
+# bluetoothd with privacy on and A and B with it, so they are last).
+ORDER=(discovery devices rotation update-invalidate wrong-account bluetoothd-restart power-cycle continue streams pair remove desktop replay clean-shutdown legacy-privacy)
 while [ $# -gt 0 ]; do
     case "$1" in
         --bin) BIN=$2; shift 2 ;;
@@ -63,7 +67,7 @@ done
 for s in "${SCENARIOS[@]}"; do
     [[ " ${ORDER[*]} " == *" $s "* ]] || { echo "guest-e2e: unknown scenario $s (known: ${ORDER[*]})" >&2; exit 2; }
 done
-# Always in the suite's order (clean-shutdown stops A, so it comes last).
+# Always in the suite's order (clean-shutdown and legacy-privacy come last).
 wanted=" ${SCENARIOS[*]} "; SCENARIOS=()
 for s in "${ORDER[@]}"; do [[ $wanted == *" $s "* ]] && SCENARIOS+=("$s"); done
 if [ $QUIET = 1 ]; then
@@ -315,11 +319,19 @@ setup_pair() { # A on hci0 and B on hci1 sharing account e2e, B's watcher; once
     code=$(ctl a account export $ACCOUNT 2>>"$LOGDIR/account.log" | sed -n "s/.*account import '\(.*\)'.*/\1/p")
     [ -n "$code" ] || { fail "account export on A gave no code"; return 1; }
     ctl b account import "$code" --name $ACCOUNT >> "$LOGDIR/account.log" 2>&1 || { fail "account import on B failed"; return 1; }
+    : > "$LOGDIR/b-watch.log"
+    start_watcher || return 1
+    SETUP_DONE=1
+    log "A (hci0) and B (hci1) share account $ACCOUNT; B's watcher runs"
+}
+# start_watcher: B's app (handoffctl watch, declaring TYPES), its events appended to b-watch.log;
+# returns when both radios are ready and the watcher is connected.
+start_watcher() {
     local args=() t
     for t in "${TYPES[@]}"; do args+=(--type "$t"); done
     # Each event line gets the unix time it was printed.
     ( ctl b watch --json "${args[@]}" 2>>"$LOGDIR/b-watch.err" | while IFS= read -r line; do
-        printf '%s %s\n' "$EPOCHREALTIME" "$line"; done > "$LOGDIR/b-watch.log" ) &
+        printf '%s %s\n' "$EPOCHREALTIME" "$line"; done >> "$LOGDIR/b-watch.log" ) &
     PIDS+=($!)
     wait_until 90 radio_ready a && wait_until 90 radio_ready b ||
         { fail "the radios did not get ready (status: $(ctl a status 2>&1 | tr '\n' ' ') / $(ctl b status 2>&1 | tr '\n' ' '))"; return 1; }
@@ -327,8 +339,29 @@ setup_pair() { # A on hci0 and B on hci1 sharing account e2e, B's watcher; once
     watching() { local n; n=$(status_field b clientCount); [ -n "$n" ] && [ "$n" -ge 2 ]; }
     wait_until 60 watching || { fail "B's watcher did not connect"; return 1; }
     nap 1
-    SETUP_DONE=1
-    log "A (hci0) and B (hci1) share account $ACCOUNT; B's watcher runs"
+}
+# stop_daemons: every publisher on A, then every handoffd that runs (A, B, and C, D or P if they do),
+# stop with SIGTERM. B's watcher ends with B.
+stop_daemons() {
+    local name pid
+    for name in "${!PUB[@]}"; do
+        pid=${PUB[$name]}
+        kill -0 "$pid" 2>/dev/null && { kill -TERM "$pid" 2>/dev/null; wait "$pid" 2>/dev/null; }
+    done
+    for name in "${!DPID[@]}"; do
+        pid=${DPID[$name]}
+        kill -0 "$pid" 2>/dev/null && { kill -TERM "$pid" 2>/dev/null; wait "$pid" 2>/dev/null; }
+    done
+    return 0
+}
+# start_pair_again: A and B start again with the accounts they have, from a config written afresh
+# (naming BTD_CONF as it is now), and B's watcher with them.
+start_pair_again() {
+    rm -f "$(sock a)" "$(sock b)"
+    start_daemon a hci0 || return 1
+    start_daemon b hci1 || return 1
+    start_watcher || return 1
+    log "A (hci0) and B (hci1) started again (bluetoothd_main_conf $BTD_CONF); B's watcher runs"
 }
 
 # ------------------------------------------------------------------ scenarios
@@ -1241,17 +1274,31 @@ desktop_check_notify() {
     check_notification_device_name "$line" "$entry" || return 1
 }
 
-# 10. legacy-privacy (only when named; needs --privacy on legacy controllers): with LE privacy on,
-# a legacy-only controller keeps one private address across epochs, so A (address_privacy
+# 10. legacy-privacy (only when named; needs legacy controllers, last): with LE privacy on, a
+# legacy-only controller keeps one private address across epochs, so A (address_privacy
 # "strict", the default) publishes but stays off the air: its status says why, hci0 has no
-# advertisement registered and B hears nothing, while A still scans.
+# advertisement registered and B hears nothing, while A still scans. Without --privacy (config
+# legacy, after the scenarios that ran with privacy off) it first makes the rig what config
+# legacy-private boots into: A and B stop, bluetoothd restarts with Privacy = device on the same
+# controllers (rig_bluez_privacy_on, rig-bluez.sh), and A and B start again, their handoffd.toml
+# naming that main.conf.
 scenario_legacy_privacy() {
-    local type=$PREFIX.discovery1 base cont t0 end polls=0
-    [ $PRIVACY = 1 ] && [ $EXT_ADV = 0 ] || { fail "legacy-privacy needs --privacy without --ext-adv (E2E_CONFIG=legacy-private)"; return 1; }
+    local type=$PREFIX.discovery1 base cont t0 end polls=0 la rig="privacy on since the boot"
+    [ $EXT_ADV = 0 ] || { fail "legacy-privacy needs legacy controllers, without --ext-adv (E2E_CONFIG=legacy or legacy-private)"; return 1; }
+    la=$(wc -l < "$LOGDIR/a.log")
+    if [ $PRIVACY = 0 ]; then
+        log "legacy-privacy: restarting bluetoothd with Privacy = device, and A and B with it"
+        stop_daemons
+        rig_bluez_privacy_on || { fail "turning privacy on: $RIG_ERROR"; return 1; }
+        start_pair_again || return 1
+        rig="bluetoothd restarted with Privacy = device after the scenarios before, A and B with it"
+    elif ! alive a || ! alive b; then
+        stop_daemons; start_pair_again || return 1
+    fi
     base=$(active_instances hci0)
     t0=$EPOCHREALTIME
     start_publisher lp "$type"
-    wait_until 30 logged_since a 0 "published $type as" || { fail "A did not take the publish"; stop_publisher lp; return 1; }
+    wait_until 30 logged_since a "$la" "published $type as" || { fail "A did not take the publish"; stop_publisher lp; return 1; }
     cont=$(ctl a status --json 2>/dev/null | jq -c '{continuation, advertising, scanning}')
     [ "$(jq -r .continuation.addressPrivacy <<<"$cont")" = on ] && [[ "$(jq -r .continuation.reason <<<"$cont")" == "not advertising: LE privacy is on, but hci0 has legacy advertising only"* ]] ||
         { fail "A's status does not say it stays off the air for the legacy controller: $cont"; stop_publisher lp; return 1; }
@@ -1268,9 +1315,9 @@ scenario_legacy_privacy() {
     local heard; heard=$(heard_between "$t0" "$EPOCHREALTIME" | wc -l)
     stop_publisher lp
     [ "$heard" = 0 ] || { fail "hci1's bluetoothd heard $heard payload(s) from A"; return 1; }
-    grep -q "not advertising: LE privacy is on, but hci0 has legacy advertising only" "$LOGDIR/a.log" ||
+    logged_since a "$la" "not advertising: LE privacy is on, but hci0 has legacy advertising only" ||
         { fail "A did not log why it stays off the air"; return 1; }
-    pass "A published but stayed off the air for $polls polls (kernel privacy on, hci0 legacy-only): status and log say why; B heard nothing"
+    pass "A published but stayed off the air for $polls polls (kernel privacy on, hci0 legacy-only): status and log say why; B heard nothing; $rig"
 }
 
 # ------------------------------------------------------------------ run

@@ -9,6 +9,22 @@
 # Privacy = device from $W/main.conf), and uses the caller's PIDS array (every background process,
 # which the caller stops), log, wait_until and nap. It sets BTVIRT_PID, BTD_PID, BTD_CONF and
 # BTD_ARGS, and defines start_bluetoothd and bluez_ready.
+#
+# rig_bluez_privacy_on (after rig_bluez_up) turns LE privacy on in the running rig: bluetoothd again
+# with Privacy = device, on the same controllers (guest-e2e.sh's legacy-privacy scenario, in config
+# legacy after the scenarios that run with privacy off).
+
+# rig_bluez_conf: bluetoothd's configuration for PRIVACY: Debian's, or with PRIVACY=1 one of our own
+# (the daemons are told: their handoffd.toml names BTD_CONF). Sets BTD_CONF and BTD_ARGS.
+rig_bluez_conf() {
+    BTD_CONF=/etc/bluetooth/main.conf; BTD_ARGS=()
+    if [ $PRIVACY = 1 ]; then
+        BTD_CONF=$W/main.conf
+        printf '[General]\nPrivacy = device\n' > "$BTD_CONF"
+        BTD_ARGS=(-f "$BTD_CONF")
+    fi
+}
+
 rig_bluez_up() {
     modprobe -a bluetooth hci_vhci || { echo "FAIL setup: modprobe bluetooth hci_vhci"; exit 10; }
     [ -c /dev/vhci ] || { echo "FAIL setup: no /dev/vhci"; exit 10; }
@@ -71,12 +87,7 @@ for kind, name in (("skcipher", "ecb(aes)"), ("hash", "cmac(aes)")):
     BTD_PID=""
     BTD_DEBUG=-d; [ $QUIET = 1 ] && BTD_DEBUG=""
     # bluetoothd's configuration: Debian's, or with --privacy one of our own (the daemons are told).
-    BTD_CONF=/etc/bluetooth/main.conf; BTD_ARGS=()
-    if [ $PRIVACY = 1 ]; then
-        BTD_CONF=$W/main.conf
-        printf '[General]\nPrivacy = device\n' > "$BTD_CONF"
-        BTD_ARGS=(-f "$BTD_CONF")
-    fi
+    rig_bluez_conf
     start_bluetoothd() {
         /usr/libexec/bluetooth/bluetoothd -n $BTD_DEBUG "${BTD_ARGS[@]}" >> "$LOGDIR/bluetoothd.log" 2>&1 &
         BTD_PID=$!
@@ -92,4 +103,37 @@ for kind, name in (("skcipher", "ecb(aes)"), ("hash", "cmac(aes)")):
     log "bluetoothd up (pid $BTD_PID)"
     # What bluetoothd says hci0 can do (SupportedSecondaryChannels exists only with extended advertising).
     busctl --system introspect org.bluez /org/bluez/hci0 org.bluez.LEAdvertisingManager1 > "$LOGDIR/adv-manager.txt" 2>&1
+}
+
+# rig_bluez_privacy_on: LE privacy on, as config legacy-private has it from the boot. Stops bluetoothd
+# (SIGTERM), makes sure every controller is powered off, writes PRIVACY=1's main.conf and starts
+# bluetoothd again with it; btvirt, btmon and the system bus keep running. The kernel takes
+# bluetoothd's Set Privacy only from a powered-off controller (from a powered one it answers
+# Rejected and privacy stays off): bluetoothd powers its adapters off when it stops on SIGTERM, and
+# hciconfig powers off any it left on. Stop the clients of bluetoothd that would power an adapter on
+# (handoffd with power_on) first, and start them again after, with the new BTD_CONF. Returns 0 when
+# bluetoothd shows the four adapters again, else 1 with the reason in RIG_ERROR. Does nothing when
+# PRIVACY is 1 already.
+rig_bluez_privacy_on() {
+    local h up
+    RIG_ERROR=""
+    [ $PRIVACY = 1 ] && return 0
+    kill -TERM $BTD_PID 2>/dev/null; wait $BTD_PID 2>/dev/null
+    powered_off() {
+        for h in hci0 hci1 hci2 hci3; do hciconfig $h 2>/dev/null | grep -q -E '^[[:space:]]+UP' && return 1; done
+        return 0
+    }
+    if ! wait_until 10 powered_off; then
+        up=""
+        for h in hci0 hci1 hci2 hci3; do
+            hciconfig $h 2>/dev/null | grep -q -E '^[[:space:]]+UP' && { up+=" $h"; hciconfig $h down; }
+        done
+        log "bluetoothd stopped, but left$up powered: powered off with hciconfig"
+        wait_until 10 powered_off || { RIG_ERROR="the controllers stayed powered after bluetoothd stopped: $(hciconfig | tr '\n' ' ')"; return 1; }
+    fi
+    PRIVACY=1
+    rig_bluez_conf
+    start_bluetoothd
+    wait_until 90 bluez_ready || { RIG_ERROR="bluetoothd with Privacy = device did not show four adapters"; return 1; }
+    log "bluetoothd up again with Privacy = device (pid $BTD_PID, -f $BTD_CONF)"
 }
