@@ -56,6 +56,15 @@ import Testing
         await laptops.stop()
     }
 
+    /// The joiner hears the offer's pairing advertisement (header 0x30) through its monitor.
+    @Test func pairingWorksThroughTheMonitor() async throws {
+        let laptops = try await PairingSystemTests.Strangers(simulatorArguments: ["--experimental"])
+        let reached = try await laptops.reachTheNumber()
+        #expect(reached.offerNumber == reached.joinNumber)
+        #expect(laptops.b.log.contains("scanning with an advertisement monitor on hci1"))
+        await laptops.stop()
+    }
+
     @Test func withoutTheManagerBFallsBackToDiscovery() async throws {
         let laptops = try await TwoLaptops(adapters: 3)
         let status = try await Self.run(laptops)
