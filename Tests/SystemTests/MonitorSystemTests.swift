@@ -53,6 +53,13 @@ import Testing
         }
         let viewer = try await laptops.b.client(handles: [TwoLaptops.type])
         try await eventually { try await viewer.call(.status, EmptyResult(), as: StatusResult.self).scanPath == "monitor" }
+
+        // B's adapter goes (bluetoothd releases the monitor) and comes back: the monitor again.
+        try await laptops.sim.removeAdapter("hci1")
+        try await laptops.sim.addAdapter("hci1")
+        try await eventually(within: .seconds(10)) {
+            laptops.b.log.components(separatedBy: "scanning with an advertisement monitor on hci1").count == 4
+        }
         await laptops.stop()
     }
 

@@ -8,8 +8,9 @@ import DBus
 /// instead of starting discovery (handoffd's: docs/e2e.md, "AdvertisementMonitor").
 /// Advertisements that match no pattern then never reach the bus. When bluetoothd offers no such manager, refuses the
 /// registration, or releases the monitor, the radio falls back to filtered
-/// discovery until bluetoothd restarts, logging why once; a new bluetoothd
-/// gets the monitor registered again.
+/// discovery until bluetoothd restarts or the adapter goes or changes, logging
+/// why once; then the monitor is registered again. A Release that comes after
+/// the adapter went is not a refusal: it is ignored.
 extension LERadio {
     /// Where the monitor application lives: beside the advertisement objects.
     var monitorRoot: DBusObjectPath {
@@ -63,7 +64,8 @@ extension LERadio {
         logger.notice("\(why); scanning with filtered discovery instead")
     }
 
-    /// bluetoothd (or the adapter) went: a new one gets the monitor registered again.
+    /// bluetoothd or the adapter went, or another adapter is chosen: the next
+    /// one gets the monitor registered again.
     func forgetMonitor() {
         monitorRegistered = false
         monitorActive = false

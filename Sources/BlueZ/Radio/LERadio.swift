@@ -247,8 +247,7 @@ public actor LERadio: Radio {
     private func forgetAdapterState() {
         adapter = nil
         scanning = false
-        monitorRegistered = false
-        monitorActive = false
+        forgetMonitor()
         forgetRegistrations()
         poweringOn = nil
         discoveryConfirmed()
@@ -295,7 +294,7 @@ public actor LERadio: Radio {
         }
         if chosen.path != adapter?.path {
             scanning = false
-            monitorRegistered = false
+            forgetMonitor()
             forgetRegistrations()
             poweringOn = nil
             scanner.setAdapter(chosen.path)
