@@ -87,6 +87,12 @@ public struct SimulatorConfiguration: Sendable {
     /// the last of them, as when the other device goes out of range mid-exchange
     /// (`Connected` false on both ends, later notifications lost); nil never.
     public var dropLinkAfterNotifications: Int?
+    /// Offer bluetoothd's experimental interfaces, as `bluetoothd -E` does: each
+    /// adapter then has `org.bluez.AdvertisementMonitorManager1`
+    /// (SupportedMonitorTypes ["or_patterns"], SupportedFeatures [], as BlueZ
+    /// 5.66 on btvirt). false, the default, is bluetoothd 5.66 without `-E`: no
+    /// such interface.
+    public var experimental = false
     /// Receives one line per event; nil is silent.
     public var log: (@Sendable (String) -> Void)?
 

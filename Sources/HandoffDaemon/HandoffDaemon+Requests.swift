@@ -78,7 +78,8 @@ extension HandoffDaemon {
             beaconCopiesRefused: nearby.copies, continuation: advertiser.policy.availability,
             notAdvertised: notAdvertised(own, of: caller.uid, radio: radioStatus),
             scanReportsDropped: radioStatus.droppedReports, scanReportsHeard: nearby.heard,
-            deviceName: devices.identity.card.name, deviceFingerprint: devices.identity.card.fingerprint)
+            deviceName: devices.identity.card.name, deviceFingerprint: devices.identity.card.fingerprint,
+            scanPath: radioStatus.scanPath.rawValue)
     }
 
     /// Why `uid`'s own current activity is not on the air, if it has one that is not.

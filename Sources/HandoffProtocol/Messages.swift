@@ -227,6 +227,9 @@ public struct StatusResult: Sendable, Codable, Hashable {
     /// This device's name and key fingerprint (docs/devices.md); absent from daemons that predate them.
     public var deviceName: String?
     public var deviceFingerprint: String?
+    /// How the radio listens: "monitor" (a passive advertisement monitor),
+    /// "discovery" or "none"; absent from daemons that predate it.
+    public var scanPath: String?
 
     public init(
         daemon: String, adapter: String?, adapterAddress: String?, radio: String, scanning: Bool, advertising: Bool,
@@ -234,8 +237,9 @@ public struct StatusResult: Sendable, Codable, Hashable {
         currentActivityType: String?, epochSeconds: UInt32, beaconsRecognized: UInt64, beaconsRejected: UInt64,
         beaconCopiesRefused: UInt64? = nil, continuation: ContinuationAvailability? = nil, notAdvertised: String? = nil,
         scanReportsDropped: UInt64? = nil, scanReportsHeard: UInt64? = nil, deviceName: String? = nil,
-        deviceFingerprint: String? = nil
+        deviceFingerprint: String? = nil, scanPath: String? = nil
     ) {
+        self.scanPath = scanPath
         self.deviceName = deviceName
         self.deviceFingerprint = deviceFingerprint
         self.notAdvertised = notAdvertised

@@ -29,6 +29,9 @@ struct CommandLineOptions {
                                     Bluetooth 5): SupportedSecondaryChannels is offered and
                                     advertising works while scanning (default: legacy-only
                                     controllers, as btvirt -L and Bluetooth 4.x chips)
+          -E, --experimental        offer bluetoothd's experimental interfaces, as
+                                    bluetoothd -E: AdvertisementMonitorManager1 on
+                                    every adapter (default: not offered, as 5.66)
           --length-error NAME       error for advertising data over 31 bytes
                                     (default org.bluez.Error.InvalidLength, as documented;
                                     org.bluez.Error.Failed is what bluetoothd 5.66 sends)
@@ -106,6 +109,7 @@ struct CommandLineOptions {
                 options.configuration.latency = .milliseconds(low) ... .milliseconds(high)
             case "--no-rotate-on-update": options.configuration.rotateOnUpdate = false
             case "--extended-advertising": options.configuration.legacyAdvertising = false
+            case "-E", "--experimental": options.configuration.experimental = true
             case "--length-error": options.configuration.lengthErrorName = try value()
             case "--drop-rate": options.configuration.dropRate = try number(Double.self)
             case "--name": options.configuration.systemName = try value()

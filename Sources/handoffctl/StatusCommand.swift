@@ -61,7 +61,7 @@ struct StatusCommand: AsyncParsableCommand {
             ("device", status.deviceName.map { "\(Terminal.singleLine($0, limit: 64)) (key \(status.deviceFingerprint ?? "?"))" } ?? "unnamed (handoffd predates device names)"),
             ("adapter", adapter),
             ("radio", status.radio),
-            ("scanning", status.scanning ? "yes" : "no"),
+            ("scanning", (status.scanning ? "yes" : "no") + (status.scanPath.map { " (\($0))" } ?? "")),
             ("advertising", status.advertising ? "yes" : "no"),
             ("continuation", continuation(status.continuation)),
             ("accounts", status.accounts.isEmpty ? "none" : status.accounts.joined(separator: ", ")),

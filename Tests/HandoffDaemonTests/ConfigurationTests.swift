@@ -187,7 +187,7 @@ import Testing
         #expect(
             error.description
                 == "test.toml:4: unknown section [blutooth]; the sections are [bluetooth], [beacon], [nearby], "
-                + "[socket], [accounts], [device], [streams], [log], [dbus]")
+                + "[scan], [socket], [accounts], [device], [streams], [log], [dbus]")
     }
 
     @Test func unknownKeyListsTheSectionsKeys() throws {

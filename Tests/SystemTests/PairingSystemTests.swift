@@ -18,13 +18,13 @@ import Testing
         let b: DaemonProcess
         let fingerprint: String
 
-        init(adapters: Int = 2) async throws {
+        init(adapters: Int = 2, simulatorArguments: [String] = []) async throws {
             bus = try PrivateBus()
             sim = try await SimulatedBlueZ(
                 bus: bus,
                 arguments: [
                     "--adapters", "\(adapters)", "--rescan-interval", "1", "--temporary-timeout", "5", "--extended-advertising",
-                ])
+                ] + simulatorArguments)
             a = try await DaemonProcess(bus: bus, name: "a", adapter: "hci0")
             b = try await DaemonProcess(bus: bus, name: "b", adapter: "hci1")
             let owner = try await a.client()

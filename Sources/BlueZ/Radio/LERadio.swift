@@ -52,6 +52,10 @@ public actor LERadio: Radio {
         /// killed bluetoothd's), bluetoothd answers InProgress, as if our
         /// session existed, and drops it. See `LERadio+DiscoveryCheck.swift`.
         public var discoveryConfirmation: Duration = .milliseconds(1500)
+        /// When not empty: listen with a passive advertisement monitor of these
+        /// or-patterns instead of discovery when bluetoothd offers one, falling
+        /// back to discovery otherwise (LERadio+Monitor.swift). Empty: discovery.
+        public var monitorPatterns: [AdvertisementPattern] = []
 
         public init() {}
     }
@@ -89,6 +93,13 @@ public actor LERadio: Radio {
     var powerCycledForStaleScan: DBusObjectPath?
     /// How many `pauseDiscovery` calls are not resumed yet.
     var discoveryPauses = 0
+    // The advertisement monitor (LERadio+Monitor.swift).
+    var monitor: AdvertisementMonitor1?
+    var monitorRegistered = false
+    /// bluetoothd called Activate on it.
+    var monitorActive = false
+    /// Why the radio fell back to discovery, until bluetoothd restarts.
+    var monitorFallback: String?
 
     public init(
         connection: DBusConnection, manager: BlueZObjectManager, configuration: Configuration = Configuration(),
@@ -114,9 +125,10 @@ public actor LERadio: Radio {
 
     public var status: RadioStatus {
         RadioStatus(
-            phase: phase, adapter: adapter?.interfaceName, adapterAddress: adapter?.address, scanning: scanning,
+            phase: phase, adapter: adapter?.interfaceName, adapterAddress: adapter?.address, scanning: scanning || monitorRegistered,
             advertising: registered, advertisingSlots: Set(slots.filter(\.value.registered).keys),
-            slotErrors: slotErrors, lastError: lastError, droppedReports: scanner.counters.dropped)
+            slotErrors: slotErrors, lastError: lastError, droppedReports: scanner.counters.dropped,
+            scanPath: scanPath)
     }
 
     /// Runs until the task is cancelled, then unregisters and stops discovery.
@@ -164,6 +176,7 @@ public actor LERadio: Radio {
             }
             if scanning { try? await Adapter1.stopDiscovery(adapter: adapter.path, on: connection) }
         }
+        await shutDownMonitor(on: adapter)
         for slot in slots.values { await slot.advertisement?.unexport() }
         slots = [:]
         scanning = false
@@ -187,12 +200,14 @@ public actor LERadio: Radio {
         switch event {
         case .serviceVanished:
             forgetAdapterState()
+            forgetMonitor()
             powerCycledForStaleScan = nil
             return true
         case .serviceAppeared:
             // A fresh bluetoothd: failures before it say nothing about it.
             reconciler.resetBackoff()
             powerCycledForStaleScan = nil
+            forgetMonitor()
             return true
         case .interfacesAdded(_, let interfaces):
             return interfaces[Adapter1.interface] != nil || interfaces[LEAdvertisingManager1.interface] != nil
@@ -232,6 +247,7 @@ public actor LERadio: Radio {
     private func forgetAdapterState() {
         adapter = nil
         scanning = false
+        forgetMonitor()
         forgetRegistrations()
         poweringOn = nil
         discoveryConfirmed()
@@ -278,6 +294,7 @@ public actor LERadio: Radio {
         }
         if chosen.path != adapter?.path {
             scanning = false
+            forgetMonitor()
             forgetRegistrations()
             poweringOn = nil
             scanner.setAdapter(chosen.path)
@@ -304,7 +321,8 @@ public actor LERadio: Radio {
         } catch {
             advertisingFailure = error
         }
-        if discoveryPauses == 0 && (!scanning || !chosen.discovering) {
+        let monitoring = try await reconcileMonitor(on: chosen)
+        if !monitoring && discoveryPauses == 0 && (!scanning || !chosen.discovering) {
             try await Adapter1.setDiscoveryFilter(.handoff, adapter: chosen.path, on: connection)
             var inProgress = false
             do {

@@ -104,11 +104,13 @@ public struct RadioStatus: Sendable, Equatable {
     public var lastError: String?
     /// Reports dropped because the consumer fell behind, since the radio started.
     public var droppedReports: UInt64
+    /// How the radio listens: an advertisement monitor or discovery.
+    public var scanPath: ScanPath
 
     public init(
         phase: Phase, adapter: String? = nil, adapterAddress: String? = nil, scanning: Bool = false,
         advertising: Bool = false, advertisingSlots: Set<Int>? = nil, slotErrors: [Int: String] = [:],
-        lastError: String? = nil, droppedReports: UInt64 = 0
+        lastError: String? = nil, droppedReports: UInt64 = 0, scanPath: ScanPath? = nil
     ) {
         self.phase = phase
         self.adapter = adapter
@@ -119,6 +121,7 @@ public struct RadioStatus: Sendable, Equatable {
         self.slotErrors = slotErrors
         self.lastError = lastError
         self.droppedReports = droppedReports
+        self.scanPath = scanPath ?? (scanning ? .discovery : .none)
     }
 }
 

@@ -44,6 +44,7 @@ extension BluetoothDaemon {
             remove(advertisement, from: adapter, announce: false)
         }
         for device in Array(adapter.devices.values) { removeDevice(device, from: adapter) }
+        dropMonitors(of: adapter) { _ in true }
         adapter.clients.removeAll()
         stopTimers(of: adapter)
         adapters[name] = nil
@@ -90,6 +91,8 @@ extension BluetoothDaemon {
     func powerUp(_ adapter: SimulatedAdapter) {
         adapter.appliedPowered = true
         updateDiscovery(adapter)
+        // Active monitors resume their passive scan.
+        if !adapter.discovering && adapter.listening { hearEverything(on: adapter) }
         for advertisement in adapter.activeAdvertisements { transmit(advertisement, from: adapter) }
     }
 

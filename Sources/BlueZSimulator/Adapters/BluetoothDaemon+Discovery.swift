@@ -128,7 +128,8 @@ extension BluetoothDaemon {
     /// TxPower and stay until TemporaryTimeout.
     func discoveryCleanup(_ adapter: SimulatedAdapter) {
         for device in Array(adapter.devices.values) where device.temporary {
-            if !device.connectable {
+            // A device an active monitor reported stays until TemporaryTimeout.
+            if !device.connectable && !adapter.monitors.contains(where: { $0.found.contains(device.address) }) {
                 removeDevice(device, from: adapter)
                 continue
             }

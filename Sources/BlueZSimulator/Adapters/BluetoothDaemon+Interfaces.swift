@@ -1,9 +1,10 @@
 import DBus
 
 extension BluetoothDaemon {
-    /// The adapter object's two interfaces, with handlers that call back into this actor.
+    /// The adapter object's interfaces, with handlers that call back into this actor.
     func makeInterfaces(for adapter: SimulatedAdapter) -> [DBusInterface] {
         [makeAdapterInterface(adapter), makeAdvertisingInterface(adapter), makeGattManagerInterface(adapter)]
+            + (configuration.experimental ? [makeMonitorManagerInterface(adapter)] : [])
     }
 
     private func makeAdapterInterface(_ adapter: SimulatedAdapter) -> DBusInterface {

@@ -23,6 +23,10 @@ final class SimulatedAdapter {
     /// In registration order; pending ones count against the instances too.
     var advertisements: [RegisteredAdvertisement] = []
     var devices: [DeviceAddress: RemoteDevice] = [:]
+    /// Monitor applications (owner, root) registered with AdvertisementMonitorManager1.
+    var monitorApplications: [(owner: String, root: DBusObjectPath)] = []
+    /// Their active monitors (BluetoothDaemon+Monitors.swift).
+    var monitors: [RegisteredMonitor] = []
 
     /// The Powered value the daemon last acted on.
     var appliedPowered = false
@@ -67,6 +71,9 @@ final class SimulatedAdapter {
     }
 
     var hasDiscoverySession: Bool { clients.values.contains { $0.discovering } }
+
+    /// The controller listens: for discovery, or passively for active monitors.
+    var listening: Bool { discovering || (switches.powered && !monitors.isEmpty) }
 
     /// The kernel still runs a killed bluetoothd's scan.
     var killedScanLingers: Bool { killedScanUntil.map { ContinuousClock.now < $0 } ?? false }

@@ -144,16 +144,7 @@ extension BluetoothDaemon {
 
     /// Calls `Release` on the advertisement object: a method call with no reply expected.
     func release(_ advertisement: RegisteredAdvertisement) {
-        var message = DBusMessage.methodCall(
-            destination: advertisement.owner, path: advertisement.path, interface: Self.advertisementInterface,
-            member: "Release")
-        message.noReplyExpected = true
-        let release = message
-        let connection = self.connection
-        let log = self.log
-        writer.enqueue {
-            do { try connection.send(release) } catch { log.error("cannot send Release: \(error)") }
-        }
+        callWithoutReply(advertisement.owner, advertisement.path, Self.advertisementInterface, "Release")
         stats.update { $0.advertisementsReleased += 1 }
         log.info("Release \(advertisement.path) of \(advertisement.owner)")
     }

@@ -51,3 +51,17 @@ extension AirReport {
         if content.includes.contains(.txPower) { txPower = content.txPower ?? 0 }
     }
 }
+
+extension AirReport {
+    /// The AD structures monitors match against, as (type, data): Flags,
+    /// Manufacturer Specific Data (company ID little-endian, then the bytes)
+    /// and the local name. Service data and UUID lists are not modelled here.
+    var adStructures: [(type: UInt8, data: [UInt8])] {
+        var out: [(type: UInt8, data: [UInt8])] = [(0x01, [flags])]
+        for entry in manufacturerData {
+            out.append((0xFF, [UInt8(entry.company & 0xFF), UInt8(entry.company >> 8)] + entry.bytes))
+        }
+        if let name { out.append((nameComplete ? 0x09 : 0x08, Array(name.utf8))) }
+        return out
+    }
+}

@@ -20,7 +20,7 @@ extension BluetoothDaemon {
         advertiserHeard(advertisement, from: adapter)
         let report = report(of: advertisement, from: adapter)
         for name in adapterOrder where name != adapter.name {
-            guard let scanner = adapters[name], scanner.discovering else { continue }
+            guard let scanner = adapters[name], scanner.listening else { continue }
             send(report, to: scanner.name)
         }
     }
@@ -58,22 +58,19 @@ extension BluetoothDaemon {
     // MARK: Hearing a report (bluetoothd's btd_adapter_update_found_device)
 
     func receive(_ report: AirReport, on name: String) async {
-        guard running, let scanner = adapters[name], scanner.switches.powered, scanner.discovering else { return }
+        guard running, let scanner = adapters[name], scanner.switches.powered, scanner.listening else { return }
         let merged = scanner.mergedFilter
-        // What the kernel's service-discovery filter lets through.
-        guard merged.transport.contains(.le) else { return }
-        if merged.filtered {
-            if let threshold = merged.rssi, report.rssi < threshold { return }
-            if !merged.uuids.isEmpty && merged.uuids.isDisjoint(with: report.uuids) { return }
-        }
+        // Monitors see every report of the passive scan; without discovery only theirs go on.
+        let monitors = monitors(of: scanner, matching: report)
+        guard monitors.isEmpty ? passesDiscovery(report, on: scanner) : true else { return }
         stats.update { $0.reportsDelivered += 1 }
 
         // Without any filter, only discoverable advertisements create devices
         // (bluetoothd's FilterDiscoverable); a Pattern decides on its own.
         var discoverable =
-            merged.filtered
+            !monitors.isEmpty || merged.filtered
             || report.flags & (AdvertisementContent.flagGeneral | AdvertisementContent.flagLimited) != 0
-        for pattern in merged.patterns {
+        for pattern in merged.patterns where monitors.isEmpty {
             discoverable = false
             if pattern.isEmpty || report.address.description.hasPrefix(pattern)
                 || (report.name.map { $0.hasPrefix(pattern) } ?? false)
@@ -84,22 +81,36 @@ extension BluetoothDaemon {
         }
 
         guard let device = scanner.devices[report.address] else {
-            if discoverable { addDevice(report, to: scanner) }
+            if discoverable { monitorsFound(addDevice(report, to: scanner), monitors) }
             return
         }
         device.connectable = report.connectable
         startTemporaryTimer(device, on: scanner)
         guard discoverable else { return }
         update(device, with: report, merged: merged)
+        monitorsFound(device, monitors)
     }
 
-    private func addDevice(_ report: AirReport, to scanner: SimulatedAdapter) {
+    /// What the kernel's service-discovery filter lets through, while discovering.
+    private func passesDiscovery(_ report: AirReport, on scanner: SimulatedAdapter) -> Bool {
+        let merged = scanner.mergedFilter
+        guard scanner.discovering, merged.transport.contains(.le) else { return false }
+        if merged.filtered {
+            if let threshold = merged.rssi, report.rssi < threshold { return false }
+            if !merged.uuids.isEmpty && merged.uuids.isDisjoint(with: report.uuids) { return false }
+        }
+        return true
+    }
+
+    @discardableResult
+    private func addDevice(_ report: AirReport, to scanner: SimulatedAdapter) -> RemoteDevice {
         let device = RemoteDevice(address: report.address, adapterPath: scanner.path)
         device.absorbFirst(report)
         scanner.devices[report.address] = device
         export(device)
         startTemporaryTimer(device, on: scanner)
         log.info("\(scanner.name): new device \(report.address) (from \(report.advertiser))")
+        return device
     }
 
     /// Exports a device object: InterfacesAdded with its first values.
@@ -250,6 +261,7 @@ extension BluetoothDaemon {
         device.temporaryTimer?.cancel()
         device.temporaryTimer = nil
         guard scanner.devices.removeValue(forKey: device.address) != nil else { return }
+        monitorsLost(device, on: scanner)
         forgetGatt(of: device)
         let box = device.box
         writer.enqueue { await box.unexport() }

@@ -105,7 +105,7 @@ actor BluetoothDaemon {
     }
 
     /// Stops: a graceful stop first powers the adapters down and calls
-    /// Release on every advertisement, as bluetoothd does on SIGTERM; then the
+    /// Release on every advertisement and monitor, as bluetoothd does on SIGTERM; then the
     /// connection closes and `org.bluez` disappears.
     func shutDown(graceful: Bool) async {
         guard running else { return }
@@ -120,6 +120,7 @@ actor BluetoothDaemon {
                 for advertisement in adapter.advertisements where advertisement.state == .active {
                     release(advertisement)
                 }
+                dropMonitors(of: adapter) { _ in true }
             }
         }
         running = false
@@ -164,8 +165,8 @@ actor BluetoothDaemon {
 
     // MARK: Clients leaving
 
-    /// A client left the bus: its discovery sessions, filters and
-    /// advertisements go, without Release (bluetoothd's disconnect watches).
+    /// A client left the bus: its discovery sessions, filters,
+    /// advertisements and monitors go, without Release (bluetoothd's disconnect watches).
     func clientVanished(_ owner: String) async {
         guard running else { return }
         var changed = false
@@ -175,6 +176,10 @@ actor BluetoothDaemon {
                 log.info("\(name): discovery client \(owner) left")
                 updateDiscovery(adapter)
                 changed = true
+            }
+            if adapter.monitorApplications.contains(where: { $0.owner == owner }) {
+                log.info("\(name): monitors of \(owner) dropped: client left")
+                dropMonitors(of: adapter, release: false) { $0.owner == owner }
             }
             let gone = adapter.advertisements.filter { $0.owner == owner }
             for advertisement in gone {

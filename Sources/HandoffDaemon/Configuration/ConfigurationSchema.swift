@@ -12,6 +12,7 @@ enum ConfigurationSchema {
         ),
         ("beacon", ["epoch_seconds"]),
         ("nearby", ["expiry_seconds", "registry_cap"]),
+        ("scan", ["monitor"]),
         ("socket", ["path", "mode", "group", "max_clients", "max_activities_per_client", "max_line_bytes"]),
         ("accounts", ["directory"]),
         ("device", ["name", "introduce"]),

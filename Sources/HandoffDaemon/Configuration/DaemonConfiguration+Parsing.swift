@@ -55,6 +55,7 @@ extension DaemonConfiguration {
         try configuration.readBluetooth(section("bluetooth"))
         try configuration.readBeacon(section("beacon"))
         try configuration.readNearby(section("nearby"))
+        try configuration.readScan(section("scan"))
         try configuration.readSocket(section("socket"))
         try configuration.readAccounts(section("accounts"))
         try configuration.readDevice(section("device"))
@@ -141,6 +142,16 @@ extension DaemonConfiguration {
         }
         if let cap = try section.integer("registry_cap", in: ConfigurationLimits.nearbyRegistryCap) {
             nearbyRegistryCap = cap
+        }
+    }
+
+    private mutating func readScan(_ section: ConfigurationSection) throws(ConfigurationError) {
+        if let text = try section.string("monitor", meaning: "a string (\"auto\" or \"off\")") {
+            guard text == "auto" || text == "off" else {
+                throw section.error(
+                    "monitor", .invalidValue("\"\(text)\"", reason: "is not a monitor setting; use \"auto\" or \"off\""))
+            }
+            scanMonitor = text == "auto"
         }
     }
 

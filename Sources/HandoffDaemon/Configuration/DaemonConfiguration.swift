@@ -51,6 +51,13 @@ public struct DaemonConfiguration: Sendable, Equatable {
     /// `[nearby] registry_cap`: the most nearby activities kept at once.
     public var nearbyRegistryCap: Int
 
+    // MARK: [scan]
+
+    /// `[scan] monitor`: "auto" (true) listens with a passive advertisement
+    /// monitor when bluetoothd offers one (BlueZ 5.66: with -E) and with
+    /// filtered discovery otherwise; "off" (false) always discovers.
+    public var scanMonitor: Bool
+
     // MARK: [socket]
 
     /// `[socket] path`: where the socket for local apps is created.
@@ -113,6 +120,7 @@ public struct DaemonConfiguration: Sendable, Equatable {
         epochSeconds: 600,
         nearbyExpiry: .seconds(45),
         nearbyRegistryCap: 256,
+        scanMonitor: true,
         socketPath: "/run/handoffd/handoffd.sock",
         socketMode: 0o660,
         socketGroup: "handoff",

@@ -1,6 +1,7 @@
 import BlueZ
 import DBus
 import Foundation
+import HandoffCore
 import HandoffProtocol
 import Logging
 import ServiceLifecycle
@@ -172,10 +173,19 @@ public struct HandoffService: Sendable {
         var radio = LERadio.Configuration()
         radio.adapter = configuration.adapter
         radio.powerOnAdapter = configuration.powerOnAdapter
+        if configuration.scanMonitor { radio.monitorPatterns = monitorPatterns(companyID: configuration.companyID) }
         radio.companyID = configuration.companyID
         radio.minInterval = configuration.advertisingIntervalMilliseconds.lowerBound
         radio.maxInterval = configuration.advertisingIntervalMilliseconds.upperBound
         return radio
+    }
+
+    /// Our advertisements' first bytes after the company ID: a beacon's header
+    /// (high nibble the format version, low nibble random: 16 patterns, as a
+    /// pattern compares whole bytes) and a pairing offer's (docs/pairing.md).
+    static func monitorPatterns(companyID: UInt16) -> [AdvertisementPattern] {
+        AdvertisementPattern.manufacturer(companyID, highNibble: BeaconFormat.version)
+            + [AdvertisementPattern.manufacturer(companyID, firstByte: PairingFormat.advertisementHeader)]
     }
 
     static func settings(_ configuration: DaemonConfiguration) -> DaemonSettings {

@@ -1,0 +1,114 @@
+import DBus
+
+/// `or_patterns` advertisement monitors this process exports as
+/// `org.bluez.AdvertisementMonitor1` objects, `root/monitor0`, `root/monitor1`
+/// … below an `org.freedesktop.DBus.ObjectManager` at `root`: the application
+/// that `AdvertisementMonitorManager1.registerMonitor(root, …)` registers.
+///
+/// The patterns are split over as many objects as needed, at most
+/// `maximumPatterns` each: the kernel takes no more per monitor (the VM rig's
+/// probe, docs/e2e.md), and bluetoothd releases a monitor it refuses. Each
+/// object has `Type` "or_patterns" and `Patterns`; the optional RSSI
+/// properties are left out (no RSSI thresholds: every matching advertisement
+/// counts, whatever its strength). `Release`, `Activate`, `DeviceFound` and
+/// `DeviceLost` are handed to `onEvent` with the object's path, on the
+/// connection's task.
+public final class AdvertisementMonitor1: Sendable {
+    public static let interface = "org.bluez.AdvertisementMonitor1"
+    /// The most patterns one monitor object gets.
+    public static let maximumPatterns = 16
+
+    /// The application root, what `RegisterMonitor` is given.
+    public let root: DBusObjectPath
+    /// The monitor objects, in order.
+    public let paths: [DBusObjectPath]
+    public let patterns: [AdvertisementPattern]
+    private let connection: DBusConnection
+    private let objects: [DBusExportedObject]
+
+    private init(
+        root: DBusObjectPath, paths: [DBusObjectPath], patterns: [AdvertisementPattern], connection: DBusConnection,
+        objects: [DBusExportedObject]
+    ) {
+        self.root = root
+        self.paths = paths
+        self.patterns = patterns
+        self.connection = connection
+        self.objects = objects
+    }
+
+    /// Exports the object manager at `root` and the monitor below it.
+    /// - Throws: `DBusError.invalidArgs` when `patterns` is empty or holds one
+    ///   BlueZ would refuse (`AdvertisementPattern.isValid`), or when something
+    ///   is already exported there.
+    public static func export(
+        _ patterns: [AdvertisementPattern], root: DBusObjectPath, on connection: DBusConnection,
+        onEvent: @escaping @Sendable (DBusObjectPath, AdvertisementMonitorEvent) -> Void
+    ) async throws -> AdvertisementMonitor1 {
+        guard !patterns.isEmpty, patterns.allSatisfy(\.isValid) else {
+            throw DBusError(.invalidArgs, "an or_patterns monitor needs 1 or more patterns of 1…31 bytes within 31")
+        }
+        try await connection.addObjectManager(at: root)
+        var objects: [DBusExportedObject] = []
+        var paths: [DBusObjectPath] = []
+        do {
+            for start in stride(from: 0, to: patterns.count, by: maximumPatterns) {
+                let path = try DBusObjectPath(
+                    (root.rawValue == "/" ? "" : root.rawValue) + "/monitor\(start / maximumPatterns)")
+                let group = Array(patterns[start..<min(start + maximumPatterns, patterns.count)])
+                objects.append(try await connection.export(path, interfaces: [makeInterface(group, path, onEvent)]))
+                paths.append(path)
+            }
+        } catch {
+            for object in objects { await object.unexport() }
+            try? await connection.removeObjectManager(at: root)
+            throw error
+        }
+        return AdvertisementMonitor1(root: root, paths: paths, patterns: patterns, connection: connection, objects: objects)
+    }
+
+    private static func makeInterface(
+        _ patterns: [AdvertisementPattern], _ path: DBusObjectPath,
+        _ onEvent: @escaping @Sendable (DBusObjectPath, AdvertisementMonitorEvent) -> Void
+    ) -> DBusInterface {
+        @Sendable func device(_ call: DBusMessage) throws -> DBusObjectPath {
+            guard case .objectPath(let device)? = call.body.first else {
+                throw DBusError(.invalidArgs, "expected a device object path")
+            }
+            return device
+        }
+        let element = DBusType.structure([.byte, .byte, .array(.byte)])
+        return DBusInterface(
+            interface,
+            methods: [
+                DBusMethod("Release") { _ in
+                    onEvent(path, .released)
+                    return []
+                },
+                DBusMethod("Activate") { _ in
+                    onEvent(path, .activated)
+                    return []
+                },
+                DBusMethod("DeviceFound", inputs: "o", argumentNames: ["device"]) { call in
+                    onEvent(path, .deviceFound(try device(call)))
+                    return []
+                },
+                DBusMethod("DeviceLost", inputs: "o", argumentNames: ["device"]) { call in
+                    onEvent(path, .deviceLost(try device(call)))
+                    return []
+                },
+            ],
+            properties: [
+                DBusProperty("Type", AdvertisementMonitorManager1.orPatterns, changeSignal: .const),
+                DBusProperty(
+                    "Patterns", type: .array(element), value: .array(element: element, patterns.map(\.value)),
+                    changeSignal: .const),
+            ])
+    }
+
+    /// Removes the monitors and the object manager from the bus.
+    public func unexport() async {
+        for object in objects { await object.unexport() }
+        try? await connection.removeObjectManager(at: root)
+    }
+}
