@@ -144,12 +144,13 @@ import Testing
         let appeared = try #require(try await pair.bClient.event("appeared")["activity"] as? [String: Any])
         let id = try #require(appeared["id"] as? String)
         try await Task.sleep(for: renewal * 2)  // A renews; B hears each new beacon
+        await pair.a.stop()
+        let stopped = ContinuousClock.now
+        // Read once A is silent: a renewal heard between this and A stopping would count as well.
         let status = try await pair.bClient.call("status")
         let recognized = try #require(status["beaconsRecognized"] as? Int)
         #expect(recognized >= 2)
         #expect(status["beaconCopiesRefused"] as? Int == 0)
-        await pair.a.stop()
-        let stopped = ContinuousClock.now
         let newest = try #require(await pair.a.radio.history.last { $0 != nil }??.payload)
         let sender: DBusObjectPath = sameAddress ? pair.a.radio.device : "/org/bluez/hci0/dev_stranger"
         let stranger = Task {
