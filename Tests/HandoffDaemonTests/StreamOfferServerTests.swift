@@ -86,7 +86,16 @@ import Testing
     @Test func anUnusedOfferExpiresAfterItsLifetime() async throws {
         let offer = try await Self.offer(lifetime: .milliseconds(300))
         defer { LocalStreamTransportTests.cleanUp(offer.directory) }
+        // A guard against a hang (20 s, far beyond the lifetime): it closes the listener itself.
+        let guarded = Mutex(false)
+        let hangGuard = Task {
+            try await Task.sleep(for: .seconds(20))
+            guarded.withLock { $0 = true }
+            offer.server.listener.close()
+        }
         let outcome = await offer.server.run(app: { nil }, refused: { _ in })
+        hangGuard.cancel()
+        #expect(!guarded.withLock { $0 }, "the offer did not end after its lifetime")
         #expect(outcome == nil)
         await #expect(throws: StreamTransportError.refused(psm: offer.psm)) { _ = try await offer.connect() }
     }
@@ -104,7 +113,9 @@ import Testing
         let refusals = Mutex<[StreamRelayError]>([])
         let server = Task {
             await offer.server.run(
-                app: { appsTaken.add(); return originApps.relay }, refused: { error in refusals.withLock { $0.append(error) } })
+                // A second call gets no app (one app channel cannot serve two relays).
+                app: { appsTaken.add(); return appsTaken.count == 1 ? originApps.relay : nil },
+                refused: { error in refusals.withLock { $0.append(error) } })
         }
         async let originReceived = T.app(originApps.app, writes: [5])
         async let one = Self.continuingStream(first, psm: offer.psm, writes: [1])

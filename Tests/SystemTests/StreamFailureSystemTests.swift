@@ -80,20 +80,22 @@ import Testing
         try await Self.aFreshStreamWorks(origin, third, thirdNearby)
     }
 
-    /// Strangers connect to the offered PSM (its socket file in the stand-in's directory) before B: one says
-    /// nothing, one sends junk. B's app still gets its stream, bytes cross both ways, and neither stranger
-    /// reads a byte (A closes each channel without sending: the junk at once, the silent one at the 5 s
-    /// handshake timeout).
+    /// Strangers connect to the offered PSM (its socket file in the stand-in's directory) before B: B is
+    /// frozen (SIGSTOP) the moment the file appears, until both connected, and its log shows it had not begun
+    /// to connect. Two strangers say nothing (one after the other they would outlast B's 5 s handshake), one
+    /// sends junk. B's app still gets its stream, bytes cross both
+    /// ways, and neither stranger reads a byte (A closes each channel without sending: the junk at once, the
+    /// silent one at the 5 s handshake timeout).
     @Test func strangersOnTheOfferedPSMGetNothingAndDelayNobody() async throws {
         let laptops = try await S.laptops()
         defer { Task { await laptops.stop() } }
         let (origin, continuing, nearbyID) = try await S.publish(laptops)
         let directory = try #require(Self.streamsDirectory(of: laptops.a))
-        let strangers = Strangers(directory: directory)
+        let strangers = Strangers(directory: directory, frozen: laptops.b.process.pid, log: laptops.b.logPath)
         async let connected = strangers.connectToTheFirstOffer()
         let ends = try await S.open(origin, continuing, nearbyID)
-        let fds = await connected
-        try #require(fds.count == 2, "the strangers came after B: \(fds.count) connected")
+        let (fds, first) = await connected
+        try #require(fds.count == 3 && first, "the strangers came after B: \(fds.count) connected")
         async let up = ends.continuing.write([1, 2, 3])
         async let down = ends.origin.write([4, 5])
         async let atOrigin = ends.origin.readAll()
@@ -106,7 +108,7 @@ import Testing
             Glibc.close(fd)
             #expect(got.isEmpty, "a stranger read \(got.count) bytes")
         }
-        try await eventually { laptops.a.log.components(separatedBy: "stream channel for a1 refused").count - 1 == 2 }
+        try await eventually { laptops.a.log.components(separatedBy: "stream channel for a1 refused").count - 1 == 3 }
     }
 
     /// B's app closes its socket after reading part of A's 10 MB: B's relay gives up (`appGone`, abort
@@ -117,13 +119,7 @@ import Testing
         defer { Task { await laptops.stop() } }
         let (origin, continuing, nearbyID) = try await S.publish(laptops)
         let ends = try await S.open(origin, continuing, nearbyID)
-        async let wrote = ends.origin.write(S.pattern(10 * 1024 * 1024, 4))
-        async let atOrigin = ends.origin.readAll()
-        let first = await Self.read(atLeast: 64 * 1024, from: ends.continuing.fd)
-        #expect(first.count >= 64 * 1024)
-        ends.continuing.close()
-        #expect(await wrote == false, "A's app wrote all 10 MB to an app that left")
-        #expect(await atOrigin.bytes.isEmpty)
+        await Self.leaveEarly(ends.continuing, whileWriting: ends.origin)
         try await eventually { laptops.b.log.contains("stream of c1 failed: the app on this side gave the stream up") }
         try await eventually { laptops.a.log.contains("stream for a1 failed") }
         try await Self.aFreshStreamWorks(origin, continuing, nearbyID)
@@ -148,16 +144,22 @@ import Testing
         try await eventually { laptops.b.log.contains("stream of c1 finished") && laptops.a.log.contains("stream for a1 finished") }
 
         let closed = try await S.open(origin, continuing, nearbyID)
-        async let wrote = closed.continuing.write(S.pattern(10 * 1024 * 1024, 6))
-        async let atContinuing = closed.continuing.readAll()
-        let first = await Self.read(atLeast: 64 * 1024, from: closed.origin.fd)
-        #expect(first.count >= 64 * 1024)
-        closed.origin.close()
-        #expect(await wrote == false, "B's app wrote all 10 MB to an app that left")
-        #expect(await atContinuing.bytes.isEmpty)
+        await Self.leaveEarly(closed.origin, whileWriting: closed.continuing)
         try await eventually { laptops.a.log.contains("stream for a1 failed: the app on this side gave the stream up") }
         try await eventually { laptops.b.log.contains("stream of c2 failed") }
         try await Self.aFreshStreamWorks(origin, continuing, nearbyID)
+    }
+
+    /// `writer` sends 10 MB; `leaver` reads 64 KiB of it and closes its socket: the writer's writes fail and
+    /// it reads the end (no byte: nothing was sent its way).
+    static func leaveEarly(_ leaver: StreamAppEnd, whileWriting writer: StreamAppEnd) async {
+        async let wrote = writer.write(S.pattern(10 * 1024 * 1024, 4))
+        async let atWriter = writer.readAll()
+        let first = await Self.read(atLeast: 64 * 1024, from: leaver.fd)
+        #expect(first.count >= 64 * 1024)
+        leaver.close()
+        #expect(await wrote == false, "all 10 MB were written to an app that left")
+        #expect(await atWriter.bytes.isEmpty)
     }
 
     /// The `[streams] local_directory` of a daemon's configuration.
@@ -170,14 +172,21 @@ import Testing
 }
 
 /// Two local users' processes that watch the stand-in's directory and connect to the first PSM socket that
-/// appears there: one stays silent, one sends 40 bytes of junk.
+/// appears there, with the continuing daemon frozen meanwhile: two stay silent, one sends 40 bytes of junk.
 private struct Strangers: Sendable {
     let directory: String
+    /// The continuing daemon, stopped from the file's appearance until both strangers connected.
+    let frozen: pid_t
+    /// Its log: it must not yet say that it opens the stream.
+    let log: String
 
-    /// The two connected descriptors (fewer when the listener was gone before they could connect).
-    func connectToTheFirstOffer() async -> [Int32] {
-        let directory = directory
+    /// The connected descriptors (fewer when the listener was gone before they could connect), and whether
+    /// the continuing daemon had not begun to connect when they did.
+    func connectToTheFirstOffer() async -> (fds: [Int32], first: Bool) {
+        let (directory, frozen, log) = (directory, frozen, log)
         return await StreamAppEnd.onThread {
+            var first = false
+            defer { Glibc.kill(frozen, SIGCONT) }
             let deadline = ContinuousClock.now + .seconds(30)
             var fds: [Int32] = []
             while ContinuousClock.now < deadline {
@@ -186,8 +195,11 @@ private struct Strangers: Sendable {
                     usleep(200)
                     continue
                 }
+                Glibc.kill(frozen, SIGSTOP)
+                let said = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
+                first = !said.contains("opening the stream of")
                 // Bound but maybe not yet listening: ECONNREFUSED for a moment.
-                while fds.count < 2 && ContinuousClock.now < deadline {
+                while fds.count < 3 && ContinuousClock.now < deadline {
                     let fd = socket(AF_UNIX, Int32(SOCK_SEQPACKET.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
                     var address = sockaddr_un()
                     address.sun_family = sa_family_t(AF_UNIX)
@@ -208,11 +220,11 @@ private struct Strangers: Sendable {
                 }
                 break
             }
-            if fds.count == 2 {
+            if fds.count == 3 {
                 let junk = [UInt8](repeating: 0x5A, count: 40)
-                _ = junk.withUnsafeBytes { send(fds[1], $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+                _ = junk.withUnsafeBytes { send(fds[2], $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
             }
-            return fds
+            return (fds, first)
         }
     }
 }
