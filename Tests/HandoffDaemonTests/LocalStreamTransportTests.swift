@@ -86,6 +86,39 @@ import Testing
         #expect(listener.psm == 0x0080)
     }
 
+    /// The directory is one air: a PSM another laptop listens on is not taken again, and a connect to an
+    /// address with no socket there (the origin's random advertising address) reaches the PSM's one
+    /// listener; with two holders of the PSM (a stale file of a third address) it is refused instead.
+    @Test func aPSMIsUniqueInTheDirectoryAndAConnectFallsBackToItsOnlyListener() async throws {
+        let directory = try Self.directory()
+        defer { Self.cleanUp(directory) }
+        let origin = try await LocalStreamTransport(directory: directory, adapterAddress: Self.origin).listen()
+        defer { origin.close() }
+        let continuing = LocalStreamTransport(directory: directory, adapterAddress: Self.continuing)
+        let other = try await continuing.listen()
+        defer { other.close() }
+        #expect(origin.psm == 0x0080 && other.psm == 0x0081)
+
+        let advertised = Self.peer("5E:11:22:33:44:55")
+        let outgoing = try await continuing.connect(to: advertised, psm: 0x0080, timeout: .seconds(1))
+        let incoming = try await origin.accept()
+        defer { try? outgoing.descriptor.close(); try? incoming.descriptor.close() }
+        #expect(try outgoing.descriptor.writeAll([UInt8]([7])) == 1)
+        var buffer = [UInt8](repeating: 0, count: 4)
+        #expect(try buffer.withUnsafeMutableBytes { try incoming.descriptor.read(into: $0) } == 1 && buffer[0] == 7)
+        // Its own listener is never the fallback.
+        await #expect(throws: StreamTransportError.refused(psm: 0x0081)) {
+            _ = try await continuing.connect(to: advertised, psm: 0x0081, timeout: .seconds(1))
+        }
+
+        let stale = try LocalStreamTransport.socket()
+        #expect(try LocalStreamTransport.bind(stale, to: directory + "/AA:BB:CC:DD:EE:03-0080"))
+        _ = Glibc.close(stale)
+        await #expect(throws: StreamTransportError.refused(psm: 0x0080)) {
+            _ = try await continuing.connect(to: advertised, psm: 0x0080, timeout: .seconds(1))
+        }
+    }
+
     /// Each write is one record of at most `sendUnit` bytes and each read one whole record, even one far
     /// larger than NIO's default first read (2048 bytes): a truncated record would lose bytes for good.
     @Test func recordsKeepTheirBoundariesAndAreNeverTruncated() async throws {

@@ -97,8 +97,9 @@ import Testing
             let outcome = await StreamRelay(role: .origin, keys: keys(psm: psm)).run(
                 link: link, app: { taken.withLock { $0 += 1 }; return originApps.relay }
             ) { claims.withLock { $0 += 1; return $0 == 1 } }
-            // Not taken: the relay never touched it, so the test's app reads no EOF unless it closes here.
-            if taken.withLock({ $0 }) == 0 { try? await originApps.relay.channel.close() }
+            // Not taken (or, wrongly, taken for a refused channel): the relay never ran it, so the test's app
+            // reads no EOF unless it closes here.
+            if taken.withLock({ $0 }) == 0 || outcome.isRefused { try? await originApps.relay.channel.close() }
             return outcome
         }()
         async let continuingOutcome: StreamRelay.Outcome = {
@@ -335,5 +336,12 @@ import Testing
         #expect(try await origin.outcome.value == .failed(.idleTimedOut))
         #expect(read.error == .peerAborted(.cancelled))
         #expect(await origin.app.value == [1])
+    }
+}
+
+extension StreamRelay.Outcome {
+    var isRefused: Bool {
+        if case .refused = self { return true }
+        return false
     }
 }

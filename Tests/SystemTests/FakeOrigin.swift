@@ -20,6 +20,9 @@ struct FakeOrigin {
         case refuses
         /// Accepts the write and never answers.
         case silent
+        /// Takes streams (beacon `supportsStreams`), answers a request that takes them with a good activity
+        /// and an offer for `streamPSM`, where nothing ever answers the stream's handshake.
+        case offersAStreamItNeverOpens
 
         var description: String { rawValue }
     }
@@ -30,7 +33,8 @@ struct FakeOrigin {
     let application: GattApplication
 
     init(
-        bus: PrivateBus, adapter: DBusObjectPath, account: AccountKey, epochSeconds: UInt32, behaviour: Behaviour
+        bus: PrivateBus, adapter: DBusObjectPath, account: AccountKey, epochSeconds: UInt32, behaviour: Behaviour,
+        streamPSM: UInt16 = 0x0080
     ) async throws {
         let connection = try await DBusConnection.connect(to: .address(bus.address))
         self.connection = connection
@@ -38,7 +42,8 @@ struct FakeOrigin {
         var encoder = BeaconEncoder(configuration: configuration)
         let now = Date().timeIntervalSince1970
         let type = try ActivityType(Self.type)
-        let beacon = encoder.encode(account: account, activityType: type, flags: [.hasPayload], now: now)
+        let flags: BeaconFlags = behaviour == .offersAStreamItNeverOpens ? [.hasPayload, .supportsStreams] : [.hasPayload]
+        let beacon = encoder.encode(account: account, activityType: type, flags: flags, now: now)
         var server = ContinuationServer(configuration: configuration)
         server.didAdvertise(beacon, account: account, activity: "fake", now: now)
         let state = Mutex(server)
@@ -68,6 +73,9 @@ struct FakeOrigin {
                     payload = try ActivityPayload(
                         type: type, title: "Fake", userInfo: Array(#"{"x":1}"#.utf8),
                         requiredUserInfoKeys: behaviour == .missingRequiredKey ? ["tab"] : nil)
+                case .offersAStreamItNeverOpens:
+                    payload = try ActivityPayload(
+                        type: type, title: "Fake", streamOffer: accepted.takesStreams ? try StreamOffer(psm: streamPSM) : nil)
                 case .wrongType:
                     payload = try ActivityPayload(type: try ActivityType("org.handoff.test.other"), title: "Fake")
                 }

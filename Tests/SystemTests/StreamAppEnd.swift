@@ -3,11 +3,13 @@ import Glibc
 #endif
 import DBusTestSupport
 import Foundation
+import Synchronization
 
 /// A test app's end of a continuation stream: a connection to the socket handoffd named in `continued` or
 /// `streamOpened`, with blocking reads and writes on threads of their own (never on the cooperative pool).
 final class StreamAppEnd: @unchecked Sendable {
     let fd: Int32
+    private let closed = Mutex(false)
 
     init(path: String) throws {
         fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
@@ -24,7 +26,13 @@ final class StreamAppEnd: @unchecked Sendable {
         }
     }
 
-    deinit { Glibc.close(fd) }
+    deinit { close() }
+
+    /// Closes the app's end (both directions; unread bytes make the peer's reads fail with ECONNRESET).
+    func close() {
+        guard !closed.withLock({ was in defer { was = true }; return was }) else { return }
+        Glibc.close(fd)
+    }
 
     /// Runs `body` on a thread of its own.
     static func onThread<T: Sendable>(_ body: @escaping @Sendable () -> T) async -> T {

@@ -10,13 +10,13 @@ import Testing
 /// simulated BlueZ, the streams over the local stand-in (`[streams] local_directory`), apps speaking the raw
 /// socket protocol and reading and writing their stream sockets.
 @Suite(.serialized) struct StreamSystemTests {
-    /// Two laptops whose streams share one directory; A's `[streams]` may add bounds.
-    static func laptops(originStreams: String = "") async throws -> TwoLaptops {
+    /// Two laptops whose streams share one directory; A's and B's `[streams]` may add bounds.
+    static func laptops(originStreams: String = "", continuingStreams: String = "") async throws -> TwoLaptops {
         let directory = FileManager.default.temporaryDirectory.path + "/streams-\(UUID().uuidString.prefix(8))"
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         return try await TwoLaptops(
             originSections: "[streams]\nlocal_directory = \"\(directory)\"\n\(originStreams)\n",
-            continuingSections: "[streams]\nlocal_directory = \"\(directory)\"\n")
+            continuingSections: "[streams]\nlocal_directory = \"\(directory)\"\n\(continuingStreams)\n")
     }
 
     /// A's app publishing with `supportsStreams` (or not), and B's app, which handles the type, seeing it.

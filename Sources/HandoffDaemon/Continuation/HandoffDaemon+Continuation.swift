@@ -26,6 +26,8 @@ extension HandoffDaemon {
             client: caller.client, uid: caller.uid, nearbyID: entry.id, account: account, typeHash: entry.typeHash,
             origin: entry.origin.device.description)
         pending.wantsStream = params.streams == true
+        pending.seconds = seconds
+        pending.deadline = .now + .milliseconds(Int64(seconds * 1000))
         let (wantsStream, requests) = (pending.wantsStream, pending.requests)
         let name = outgoing.add(pending)
         let will = WillContinue(continuation: name, nearbyID: entry.id, type: entry.activityType.type?.rawValue)

@@ -22,6 +22,10 @@ struct OutgoingContinuations: Sendable {
         var wantsStream = false
         /// The request whose response is being opened (the last one made), for the stream's keys.
         var requests = LastRequest()
+        /// `continue`'s `timeout`, in seconds, and when it ends: it bounds the whole continuation, the
+        /// stream's channel and handshake included.
+        var seconds = OutgoingContinuations.defaultTimeout
+        var deadline = ContinuousClock.now + .seconds(OutgoingContinuations.defaultTimeout)
     }
 
     /// The latest request of one continuation (each attempt makes a fresh one; the last is answered).

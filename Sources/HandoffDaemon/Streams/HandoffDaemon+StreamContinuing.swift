@@ -39,6 +39,8 @@ extension HandoffDaemon {
         guard let device = nearby.entry(pending.nearbyID)?.device else {
             throw ContinueError(.outOfRange, "the origin device is no longer heard")
         }
+        let (deadline, left) = (pending.deadline, pending.deadline - .now)
+        guard left > .zero else { throw Self.streamTimedOut(pending) }
         let stream: (id: UInt64, handle: StreamHandle)
         do { stream = try streams.add(uid: pending.uid, client: pending.client) } catch {
             throw ContinueError(.streamsUnsupported, error.description)
@@ -50,12 +52,18 @@ extension HandoffDaemon {
         outgoing.attach(Task { [weak self] in
             // The channel rides on the LE link of the exchange: it stays up while the stream lasts.
             await continuationLink?.holdLink(device)
+            // The continue's timeout bounds the channel and the handshake too.
+            let expiry = Task { [weak self] in
+                try await Task.sleep(until: deadline)
+                await self?.streamDeadlinePassed(name)
+            }
+            defer { expiry.cancel() }
             let result: Result<StreamRelay.Outcome, ContinueError> = await withTaskCancellationHandler {
                 let link: StreamChannelIO
                 do {
                     let peer = try await network.peer(device: device)
                     let channel = try await network.transport().connect(
-                        to: peer, psm: offer.psm, timeout: Self.streamConnectTimeout)
+                        to: peer, psm: offer.psm, timeout: min(Self.streamConnectTimeout, left))
                     link = try await StreamChannelIO.open(channel, group: .singletonMultiThreadedEventLoopGroup)
                 } catch {
                     return .failure(Self.connectFailure(error))
@@ -71,6 +79,18 @@ extension HandoffDaemon {
             await continuationLink?.releaseLink(device)
             await self?.continuingStreamEnded(name, stream.id, result)
         }, to: name)
+    }
+
+    /// The continue's timeout passed before the origin's hello opened: `continueFailed` with `timeout`, and the
+    /// stream's channel closes (its relay then ends and gives the slot back). Nothing once `continued` went.
+    private func streamDeadlinePassed(_ name: String) {
+        guard let pending = outgoing.finish(name) else { return }
+        fail(name, pending, Self.streamTimedOut(pending))
+        pending.task?.cancel()
+    }
+
+    static func streamTimedOut(_ pending: OutgoingContinuations.Pending) -> ContinueError {
+        ContinueError(.timeout, "the stream to the origin device was not open within the continue's timeout of \(Int(pending.seconds)) s")
     }
 
     /// The origin's hello opened: the app's socket, and `continued` with it; nil when the continuation was
