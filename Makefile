@@ -26,7 +26,7 @@ APT_PACKAGES := pkg-config libdbus-1-dev libbluetooth-dev \
 # (the guest sees the host's files): BlueZ with btvirt, a system bus, python3-dbus, jq.
 E2E_PACKAGES := qemu-system-x86 linux-image-amd64 busybox-static cpio kmod \
                 bluez bluez-test-tools dbus python3-dbus python3-gi jq
-# Scenarios to run (default: all thirteen), e.g. make e2e E2E_SCENARIOS="discovery rotation".
+# Scenarios to run (default: all fourteen in config private), e.g. make e2e E2E_SCENARIOS="discovery rotation".
 E2E_SCENARIOS ?=
 # Bluetooth configurations to run them in, one guest boot each (docs/e2e.md): private (Privacy =
 # device, extended advertising: what make install sets up) and legacy (legacy advertising). legacy
@@ -42,8 +42,9 @@ E2E_LEGACY_PRIVATE_SCENARIOS ?= legacy-privacy
 # handoff-agent and the example app it launches, on a session bus of its own in the guest
 # (dbus-daemon, dbus-send and python3-dbus, from APT_PACKAGES).
 E2E_DESKTOP_PRODUCTS := $(if $(or $(filter desktop,$(E2E_SCENARIOS)),$(if $(strip $(E2E_SCENARIOS)),,$(filter private,$(E2E_CONFIGS)))),handoff-agent handoff-example-reader)
-# The streams scenario (only when named) runs the example app that serves and fetches a document.
-E2E_STREAMS_PRODUCTS := $(if $(filter streams,$(E2E_SCENARIOS)),handoff-example-document)
+# The streams scenario (config private: all of its default list, or when named) runs the example
+# app that serves and fetches a document.
+E2E_STREAMS_PRODUCTS := $(if $(or $(filter streams,$(E2E_SCENARIOS)),$(if $(strip $(E2E_SCENARIOS)),,$(filter private,$(E2E_CONFIGS)))),handoff-example-document)
 
 .PHONY: all deps build test check bench bench-continue bench-desktop fuzz demo clean e2e deb deb-test deb-test-debug
 

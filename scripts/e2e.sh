@@ -7,7 +7,7 @@
 # example reader for the desktop scenario). Prints one PASS/FAIL line
 # per scenario and a summary, and names the folder with every log of the run.
 #
-# Usage: scripts/e2e.sh [SCENARIO...]     (default: all eleven; see docs/e2e.md)
+# Usage: scripts/e2e.sh [SCENARIO...]     (default: all fourteen in config private; see docs/e2e.md)
 # Environment:
 #   SWIFT, SWIFT_FLAGS  as in the Makefile: which build's binaries to run (built beforehand)
 #   E2E_LOGS            where the run's folder goes (default e2e-logs/; the folder is <timestamp>)
@@ -45,7 +45,10 @@ tools=(handoffd handoffctl)
 if [[ $# -eq 0 && "${E2E_CONFIG:-private}" == private ]] || [[ " $* " == *" desktop "* ]]; then
     tools+=(handoff-agent handoff-example-reader)
 fi
-[[ " $* " == *" streams "* ]] && tools+=(handoff-example-document)
+# The streams scenario (named, or all by default in config private) runs the example document app.
+if [[ $# -eq 0 && "${E2E_CONFIG:-private}" == private ]] || [[ " $* " == *" streams "* ]]; then
+    tools+=(handoff-example-document)
+fi
 for tool in "${tools[@]}"; do
     [[ -x "$BIN/$tool" ]] || { say "FAILED: $BIN/$tool is missing: build it first (make e2e does)"; exit 2; }
 done

@@ -4,7 +4,7 @@
 #
 # It brings up real BlueZ (a system dbus-daemon, btvirt with four virtual LE controllers
 # hci0 to hci3 that hear each other, bluetoothd -d, btmon), runs the handoffd and
-# handoffctl binaries built on the host against it, and checks eleven scenarios. Each
+# handoffctl binaries built on the host against it, and checks fifteen scenarios. Each
 # prints one line, "PASS name (figures)" or "FAIL name: reason", and the suite ends with a
 # summary line; the exit status is 0 only when every scenario that ran passed.
 #
@@ -23,11 +23,11 @@
 #   --privacy    bluetoothd's LE privacy on (Privacy = device, from a main.conf of our own)
 #   --ext-adv    controllers with LE extended advertising (btvirt without -L)
 #   SCENARIO     discovery devices rotation update-invalidate wrong-account bluetoothd-restart
-#                power-cycle continue pair remove desktop replay clean-shutdown (default: all
-#                thirteen). They run in this order whatever order they are given in; each sets
+#                power-cycle continue streams pair remove desktop replay clean-shutdown (default:
+#                all fourteen). They run in this order whatever order they are given in; each sets
 #                up what it needs, so any subset runs (remove needs pair before it). continue,
-#                pair, remove, desktop and replay need --privacy. Two more run only when named:
-#                streams (needs --privacy and handoff-example-document in --bin), and
+#                streams, pair, remove, desktop and replay need --privacy (streams also
+#                handoff-example-document in --bin). One more runs only when named:
 #                legacy-privacy (needs legacy controllers: no --ext-adv). legacy-privacy runs last:
 #                without --privacy (config legacy, after the scenarios that run with privacy off) it
 #                first restarts bluetoothd with Privacy = device (rig-bluez.sh) and A and B with it,
@@ -46,7 +46,7 @@ set -u
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 BIN=""; EPOCH=15; EXPIRY=20; SCENARIOS=(); QUIET=0; RUNS=1; PRIVACY=0; EXT_ADV=0
-ALL_SCENARIOS=(discovery devices rotation update-invalidate wrong-account bluetoothd-restart power-cycle continue pair remove desktop replay clean-shutdown)
+ALL_SCENARIOS=(discovery devices rotation update-invalidate wrong-account bluetoothd-restart power-cycle continue streams pair remove desktop replay clean-shutdown)
 # ORDER is the order every run keeps (clean-shutdown stops A, and legacy-privacy may restart
 # bluetoothd with privacy on and A and B with it, so they are last).
 ORDER=(discovery devices rotation update-invalidate wrong-account bluetoothd-restart power-cycle continue streams pair remove desktop replay clean-shutdown legacy-privacy)
