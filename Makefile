@@ -5,7 +5,7 @@
 #   make check   the fast subset: build and run the unit tests
 #   make e2e     the end-to-end suite on real bluetoothd in a qemu guest (root; docs/e2e.md)
 #   make bench   measure, and write the figures to docs/BENCHMARKS.md
-#   make bench-continue   continue latency on real bluetoothd in the VM rig (root)
+#   make bench-continue   continue latency, LE L2CAP and streams on real bluetoothd in the VM rig (root)
 #   make bench-desktop    heard -> notification and Continue -> app on real bluetoothd (root)
 #   make fuzz    run the beacon decoder and the protocol dispatch under libFuzzer, FUZZ_SECONDS each (default 60)
 #   make deb     the Debian package dist/handoff_<version>_<arch>.deb (lintian-clean)
@@ -101,10 +101,17 @@ bench: deps
 	SWIFT="$(SWIFT)" SWIFT_FLAGS="$(SWIFT_FLAGS)" INSTALL_BUILD_FLAGS="$(INSTALL_BUILD_FLAGS)" scripts/bench.sh
 
 # Continue latency on real bluetoothd in the VM rig (root: qemu boots /boot's kernel), then
-# the LE L2CAP channel that continuation streams use: time to first byte and 1 MiB throughput.
+# the LE L2CAP channel that continuation streams use: time to first byte and 1 MiB throughput,
+# then continuation streams through both daemons (1 MB, compared with that channel).
+# BENCH_SECTIONS picks some of them: continue, l2cap, streams (default all three, in that order).
 bench-continue: deps
-	SWIFT="$(SWIFT)" SWIFT_FLAGS="$(SWIFT_FLAGS)" INSTALL_BUILD_FLAGS="$(INSTALL_BUILD_FLAGS)" scripts/bench-continue.sh
-	SWIFT="$(SWIFT)" SWIFT_FLAGS="$(SWIFT_FLAGS)" INSTALL_BUILD_FLAGS="$(INSTALL_BUILD_FLAGS)" scripts/bench-l2cap.sh
+	@for s in $(or $(BENCH_SECTIONS),continue l2cap streams); do \
+	    case $$s in continue|l2cap|streams) ;; *) echo "bench-continue: unknown section $$s (continue, l2cap, streams)" >&2; exit 2 ;; esac; \
+	done
+	@set -e; export BENCH_CONTINUE_STARTED=$$(date +%s); for s in continue l2cap streams; do \
+	    case " $(or $(BENCH_SECTIONS),continue l2cap streams) " in *" $$s "*) ;; *) continue ;; esac; \
+	    SWIFT="$(SWIFT)" SWIFT_FLAGS="$(SWIFT_FLAGS)" INSTALL_BUILD_FLAGS="$(INSTALL_BUILD_FLAGS)" scripts/bench-$$s.sh; \
+	done
 
 # Desktop latency on real bluetoothd in the VM rig (root): beacon heard -> notification,
 # Continue -> the app has the activity (the e2e desktop scenario, release builds, quiet).

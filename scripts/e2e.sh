@@ -13,8 +13,9 @@
 #   E2E_LOGS            where the run's folder goes (default e2e-logs/; the folder is <timestamp>)
 #   E2E_TIMEOUT         seconds before the guest is killed (default 1200)
 #   E2E_EPOCH, E2E_EXPIRY  the daemons' epoch and nearby expiry in seconds (default 15 and 20)
-#   E2E_QUIET=1         bluetoothd without -d, no btmon, no monitor (continue only: latency)
-#   E2E_RUNS            continuations of each size in the continue scenario (default 1)
+#   E2E_QUIET=1         bluetoothd without -d, no btmon, no monitor (continue, streams, desktop: latency)
+#   E2E_RUNS            continuations of each size in the continue scenario, fetches (streams) in the
+#                       streams scenario (default 1)
 #   E2E_CONFIG          the Bluetooth side (default private):
 #                         private: bluetoothd with Privacy = device, as `make install` configures
 #                                  it, on controllers with LE extended advertising (most laptops'
