@@ -20,9 +20,6 @@ public struct DaemonSettings: Sendable, Equatable {
     /// No introduction or rekey delivery starts within this long of the end of another exchange
     /// over GATT (`DeviceDirectory.quietAfterExchange`); tests without Bluetooth set zero.
     public var quietAfterExchange: Duration = .seconds(30)
-    /// After a failed introduction, none is tried for the account for this long, doubling after each
-    /// further failure (`DeviceDirectory.retryDelay`); tests set less.
-    public var introductionRetryDelay: Duration = DeviceDirectory.retryDelay
     /// Whether this device introduces itself to unknown devices of its accounts (config
     /// `[device] introduce`). It answers their introductions either way.
     public var introductions = true

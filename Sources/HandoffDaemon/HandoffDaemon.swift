@@ -53,7 +53,6 @@ public actor HandoffDaemon {
         activities = LocalActivities(maximumPerClient: settings.maxActivitiesPerClient)
         devices = Self.deviceDirectory(settings, logger: logger)
         devices.quiet = settings.quietAfterExchange
-        devices.firstRetryDelay = settings.introductionRetryDelay
         advertiser = Advertiser(
             configuration: configuration, expiry: settings.expiry, cardDigest: devices.identity.card.digest)
         origin = OriginExchanges(configuration: configuration)
@@ -124,7 +123,6 @@ public actor HandoffDaemon {
         }
         if let attempt = pairing.attempt { await endPairing(attempt.name, .cancelled, "cancelled: handoffd is stopping") }
         devices.cancelIntroduction()
-        devices.recheck.cancel()
         for problem in devices.save(force: true) { logger.error("device roster not saved: \(problem)") }
         await radio.advertise([])
     }

@@ -65,32 +65,6 @@ import Testing
         await rig.stop()
     }
 
-    /// A failed introduction is tried again when the account's back-off ends, though nothing new is heard
-    /// of the device meanwhile (docs/devices.md, section 5).
-    @Test func aFailedIntroductionIsTriedAgainWhenTheWaitEnds() async throws {
-        var a = DaemonRig.settings
-        a.deviceName = "Ada's ThinkPad"
-        var b = DaemonRig.settings
-        b.deviceName = "Ada's desktop"
-        b.quietAfterExchange = .zero
-        b.introductionRetryDelay = .seconds(1)
-        let rig = try await DaemonNearbyTests.Pair(bHandles: [Self.type], settings: a, bSettings: b)
-        for side in [rig.a, rig.b] {
-            await side.daemon.apply(AdvertisingPolicy(advertise: true, type: .peripheral, availability: nil))
-        }
-        rig.b.link!.fault.withLock { $0 = .tamperOnce }
-        try await rig.bClient.call("subscribe")
-        try await rig.aClient.call("publish", ["type": Self.type, "title": "Chapter 3"])
-        _ = try await rig.bClient.event("appeared")
-        let named = try await rig.bClient.event("updated", within: .seconds(10)) {
-            ($0["activity"] as? [String: Any])?["deviceName"] != nil
-        }
-        #expect((named["activity"] as? [String: Any])?["deviceName"] as? String == "Ada's ThinkPad")
-        // The tampered introduction, then the one after the back-off.
-        #expect(rig.b.link!.written.withLock { $0 } == 2)
-        await rig.stop()
-    }
-
     @Test func aDeviceOfAnotherAccountLearnsNothing() async throws {
         let rig = try await Self.named()
         let stranger = try await DaemonRig("c", air: rig.air, registry: rig.registry)

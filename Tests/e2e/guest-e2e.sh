@@ -408,9 +408,9 @@ scenario_devices() {
     t_listed=$EPOCHREALTIME
     named() { b_list && [ "$(b_entry "$type" | jq -r '.deviceName // empty')" = "laptop a" ]; }
     # 75 s: when B's first introduction failed (it targeted discovery's advertisement, gone before
-    # B's 10 s delay ran out), B tries again when the account's retry delay and the quiet time after
-    # an exchange have run out (30 s each, docs/devices.md), and the introduction itself takes up to
-    # 10 s. Seen once in a fresh-clone run, when B still waited for a new entry: named at +56 s.
+    # B's 10 s delay ran out), B retries only after the account's retry delay and the quiet time
+    # after an exchange (30 s each, docs/devices.md), on the next entry it hears (an epoch, 15 s here),
+    # and the introduction itself takes up to 10 s. Seen once in a fresh-clone run: named at +56 s.
     wait_until 75 named ||
         { fail "B did not name A's activity \"laptop a\" within 75 s (entry: $(b_entry "$type"))"; stop_publisher devices; return 1; }
     # B introduces itself 10 s after first hearing an unknown device (docs/devices.md, section 5):

@@ -88,7 +88,6 @@ extension HandoffDaemon {
 
     func finish(_ name: String, _ result: Result<ExchangeResponse, ContinueError>) {
         devices.exchangeEnded(now: .now)
-        defer { introduceWaiting() }
         guard let pending = outgoing.finish(name) else { return }
         let restored: ContinuedActivity
         do throws(ContinueError) {

@@ -10,8 +10,6 @@ struct DeviceDirectory: Sendable {
     /// each further failure up to `maximumRetryDelay` (a device that advertises non-connectably,
     /// out of range, or from before introductions: each attempt pauses our discovery).
     static let retryDelay: Duration = .seconds(30)
-    /// `retryDelay` as the settings say.
-    var firstRetryDelay: Duration = Self.retryDelay
     static let maximumRetryDelay: Duration = .seconds(1800)
     /// Rosters whose only change is a device heard again are saved at most this often.
     static let saveInterval: Duration = .seconds(600)
@@ -156,24 +154,6 @@ struct DeviceDirectory: Sendable {
         return backoff[origin.account].map { now >= $0.next } ?? true
     }
 
-    /// When the wait that holds back an introduction to a device of `account` ends: the quiet time
-    /// after the last exchange or the account's back-off, whichever ends later; nil when neither holds
-    /// it back at `now`.
-    func introductionWaitEnds(for account: AccountID, now: ContinuousClock.Instant) -> ContinuousClock.Instant? {
-        var ends: ContinuousClock.Instant?
-        if let lastExchange, now - lastExchange < quiet { ends = lastExchange + quiet }
-        if let next = backoff[account]?.next, next > now { ends = max(ends ?? next, next) }
-        return ends
-    }
-
-    /// Whether a delayed introduction of the nearby entry `id` is pending.
-    func isScheduled(_ id: String) -> Bool { scheduled.contains(id) }
-
-    /// The wake-up that looks again at the nearby entries whose devices are still unknown, once a
-    /// wait ends (`HandoffDaemon.introduceWaiting`), and when it is due.
-    var recheck = OneShotTimer()
-    var recheckAt: ContinuousClock.Instant?
-
     mutating func begin(_ origin: BeaconOrigin, task: Task<Void, Never>) {
         introduction = (origin, task)
     }
@@ -187,7 +167,7 @@ struct DeviceDirectory: Sendable {
         switch succeeded {
         case true?: backoff[origin.account] = nil
         case false?:
-            let delay = backoff[origin.account].map { min($0.delay * 2, Self.maximumRetryDelay) } ?? firstRetryDelay
+            let delay = backoff[origin.account].map { min($0.delay * 2, Self.maximumRetryDelay) } ?? Self.retryDelay
             backoff[origin.account] = (now + delay, delay)
         case nil: break
         }

@@ -50,15 +50,9 @@ extension HandoffDaemon {
         introduce(entry)
     }
 
-    /// Introduces this device to the entry's sender, unless something holds it back: one under way or a
-    /// continuation (their ends look again, `introduceWaiting`), or a wait in time (the quiet time after
-    /// an exchange, the account's back-off), whose end is then woken up for.
     private func introduce(_ entry: NearbyEntry) {
-        guard let link, entry.flags.contains(.reachable), outgoing.isEmpty, devices.introduction == nil else { return }
-        if let ends = devices.introductionWaitEnds(for: entry.account, now: .now) {
-            wakeForIntroductions(at: ends)
-            return
-        }
+        guard let link, entry.flags.contains(.reachable), outgoing.isEmpty, devices.mayIntroduce(entry.origin, now: .now)
+        else { return }
         let nearbyID = entry.id
         let origin = entry.origin
         let job = ContinuationJob(
@@ -95,31 +89,6 @@ extension HandoffDaemon {
                 logger.info("device \(origin.device) could not be asked its name (\(failure.code.rawValue)): \(failure.message)")
             }
         }
-        introduceWaiting()
-    }
-
-    /// Looks again at the nearby entries whose devices are still unknown (docs/devices.md, section 5) and
-    /// introduces this device to the first that may be asked: called when an exchange ends and when a
-    /// wait ends, so that an unknown device that stays nearby is asked again without a new beacon.
-    func introduceWaiting() {
-        devices.recheckAt = nil
-        guard settings.introductions else { return }
-        let delay = settings.introductionDelay.components
-        let heardBefore = Date(timeIntervalSince1970: Self.wallClock() - Double(delay.seconds)
-            - Double(delay.attoseconds) / 1e18)
-        for entry in nearby.registry.all
-        where entry.deviceFingerprint == nil && entry.firstSeen <= heardBefore && !devices.isScheduled(entry.id) {
-            guard devices.introduction == nil else { return }
-            guard let key = key(entry.account), devices.device(sending: entry.origin, key: key) == nil else { continue }
-            introduce(entry)
-        }
-    }
-
-    /// Sets the wake-up for `instant`, unless one comes sooner.
-    private func wakeForIntroductions(at instant: ContinuousClock.Instant) {
-        if let current = devices.recheckAt, current <= instant { return }
-        devices.recheckAt = instant
-        devices.recheck.set(at: instant) { [weak self] in await self?.introduceWaiting() }
     }
 
     /// Names the account's nearby entries whose devices the roster knows; tells the changes.

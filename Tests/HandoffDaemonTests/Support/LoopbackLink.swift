@@ -10,7 +10,7 @@ import Synchronization
 /// HandoffCore, as they would over GATT. A fault can be set to make the
 /// origin silent, or to tamper with what it sends.
 final class LoopbackLink: ContinuationLink {
-    enum Fault: Sendable { case none, silent, tamper, tamperOnce }
+    enum Fault: Sendable { case none, silent, tamper }
 
     /// The origin handlers of every link, by device path.
     final class Registry: Sendable {
@@ -72,15 +72,11 @@ final class LoopbackLink: ContinuationLink {
                 await reply.completion(false)
                 try? await Task.sleep(for: .seconds(1 << 40))
                 return nil
-            case .tamper, .tamperOnce, .none:
+            case .tamper, .none:
                 break
             }
             var notifications = reply.notifications
-            let tampers = fault.withLock { fault in
-                defer { if fault == .tamperOnce { fault = .none } }
-                return fault == .tamper || fault == .tamperOnce
-            }
-            if tampers, var last = notifications.popLast() {
+            if fault.withLock({ $0 }) == .tamper, var last = notifications.popLast() {
                 last[last.count - 1] ^= 0x01
                 notifications.append(last)
             }
