@@ -19,21 +19,7 @@ final class WireClient: @unchecked Sendable {
     /// close the descriptor a second time, and by then its number may be another
     /// socket's (a HandoffKit connection being made on another thread, say).
     init(socket path: String) throws {
-        let fd = Glibc.socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { throw TestFailure("socket() failed") }
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        withUnsafeMutableBytes(of: &address.sun_path) { raw in
-            raw.copyBytes(from: Array(path.utf8.prefix(raw.count - 1)) + [0])
-        }
-        let result = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
-        }
-        guard result == 0 else {
-            let error = errno
-            Glibc.close(fd)
-            throw TestFailure("connect(\(path)): \(String(cString: strerror(error)))")
-        }
+        let fd = try UnixStreamSocket.connect(to: path)
         self.fd = fd
     }
 
