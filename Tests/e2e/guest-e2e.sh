@@ -784,8 +784,38 @@ scenario_continue() {
 # first byte and the throughput (kbit/s of 1000 bits), from the app's RESULT line.
 # --runs N: B fetches N times, each on a new stream and LE link (A's app serves N streams); every RESULT
 # line goes to streams-results.txt (make bench-continue's streams section reads it).
+# The stranger (stranger-stream.py), when the scenario fetches once (not in the bench's --runs, which
+# times each fetch): a program without the account key on B's laptop. When A logs its offer, it
+# opens channels over B's LE link to A on the PSMs from 0x80 up until one connects, before B's
+# handoffd claims the offer (about 0.5 s later on the rig), and sends a hello it cannot seal. A must
+# refuse it without a byte (docs/continuation.md 10.6), and the refusal must not use up the offer:
+# B's stream then opens. Over B's own link because a second LE link to A under the rig's one shared
+# bluetoothd cut B's stream (a stranger on hci3, 2026-11-25, as two centrals did in session 9); A
+# knows a channel only by its handshake, not by the link it came over. (Stopping B's handoffd to
+# hold the offer open made B's own timers misfire; polling the PSMs all along left the guest
+# kernel's connect() hanging after a few refusals.)
+stranger_start() {
+    $PY "$HERE/stranger-stream.py" /org/bluez/hci1 0x80 0x8f "$LOGDIR/a.log" "$LOGDIR/b.log" 100 \
+        > "$LOGDIR/streams-stranger.log" 2>&1 &
+    SPID=$!; PIDS+=($SPID)
+    wait_until 20 grep -q . "$LOGDIR/streams-stranger.log" ||
+        { fail "stranger-stream.py did not start: $(tail -2 "$LOGDIR/streams-stranger.log")"; return 1; }
+}
+stranger_refused() {
+    local src stranger
+    wait_until 30 eval '! kill -0 $SPID 2>/dev/null' || { fail "the stranger's probes did not end: $(tail -2 "$LOGDIR/streams-stranger.log" | tr '\n' ' ')"; kill $SPID; return 1; }
+    wait $SPID; src=$?
+    stranger=$(grep -m1 -E '^(OK|FAIL) ' "$LOGDIR/streams-stranger.log")
+    [ $src = 0 ] && [ -n "$stranger" ] || { fail "a program without the account key on the stream PSMs (exit $src): $(grep -E 'DATA|FAIL' "$LOGDIR/streams-stranger.log" | tr '\n' ' ')"; return 1; }
+    # It must have reached the offer's listener (closed), not only PSMs nobody listens on (refused).
+    grep -q '^psm .* closed ' "$LOGDIR/streams-stranger.log" && grep -q "stream channel for .* refused" "$LOGDIR/a.log" ||
+        { fail "the stranger never reached A's offer before B did: $(grep -E '^(psm|polled|link)' "$LOGDIR/streams-stranger.log" | cut -d' ' -f1-2,4- | paste -sd';' -)"; return 1; }
+    STRANGER_NOTE="; a program without the account key polling A's PSMs over B's link: ${stranger#OK }; A: $(grep -m1 -o "stream channel for .* refused.*" "$LOGDIR/a.log" | sed 's/^stream channel for [^ ]* //'); then B's stream opened"
+}
+
 scenario_streams() {
     local doc=$W/streams-document out=$W/streams-fetched pid rc result want got run
+    STRANGER_NOTE=""
     [ $PRIVACY = 1 ] || { fail "streams needs LE privacy (--privacy, E2E_CONFIG=private), as continue does"; return 1; }
     [ -x "$BIN/handoff-example-document" ] ||
         { fail "no handoff-example-document in $BIN (make e2e E2E_SCENARIOS=streams builds it)"; return 1; }
@@ -802,9 +832,11 @@ scenario_streams() {
         (( run > 1 )) && nap 8
         rm -f "$out"
         echo "== run $run" >> "$LOGDIR/streams-fetch.log"
+        (( run == 1 && RUNS == 1 )) && { stranger_start || { kill $pid; return 1; }; }
         timeout 150 "$BIN/handoff-example-document" fetch --out "$out" --rounds 2 --within 90 --socket "$(sock b)" \
             >> "$LOGDIR/streams-fetch.log" 2>&1; rc=$?
         [ $rc = 0 ] || { fail "B's fetch (run $run) exited $rc: $(tail -3 "$LOGDIR/streams-fetch.log" | tr '\n' ' ')"; kill $pid; return 1; }
+        (( run == 1 && RUNS == 1 )) && { stranger_refused || { kill $pid; return 1; }; }
         got=$(sha256sum "$out" | cut -d' ' -f1)
         [ "$got" = "$want" ] || { fail "B's copy (run $run) has sha256 $got, the document $want"; kill $pid; return 1; }
         served() { [ "$(grep -c "matches the document" "$LOGDIR/streams-serve.log")" -ge $((2 * run)) ] &&
@@ -817,7 +849,7 @@ scenario_streams() {
     result=$(grep -m1 '^RESULT ' "$LOGDIR/streams-fetch.log")
     grep '^Round ' "$LOGDIR/streams-fetch.log" | sed 's/, sha256 [0-9a-f]*//' > "$LOGDIR/streams-rounds.txt"
     local runs_note=""; (( RUNS > 1 )) && runs_note="$RUNS streams, each checked so; first: "
-    pass "1 MB byte for byte (sha256 ${want:0:12}…) and two requests on one stream, both answers checked by A's app; $runs_note${result#RESULT }; $(tr '\n' ';' < "$LOGDIR/streams-rounds.txt")"
+    pass "1 MB byte for byte (sha256 ${want:0:12}…) and two requests on one stream, both answers checked by A's app; $runs_note${result#RESULT }; $(tr '\n' ';' < "$LOGDIR/streams-rounds.txt")$STRANGER_NOTE"
 }
 
 # 9. replay (issue 19): a stranger without the account key (stranger-replay.py, a plain

@@ -16,11 +16,19 @@
 
 # rig_bluez_conf: bluetoothd's configuration for PRIVACY: Debian's, or with PRIVACY=1 one of our own
 # (the daemons are told: their handoffd.toml names BTD_CONF). Sets BTD_CONF and BTD_ARGS.
+# Ours also turns EATT off ([GATT] Channels = 1): the guest's kernel 6.1 matches an L2CAP response
+# to a channel by its signalling identifier alone, so when A's and B's bluetoothd open EATT channels
+# to each other at the same moment (both number their requests from 1), B's kernel gives the
+# answer to its own request to the channel A opened, and the two kernels' tables of B's channel
+# numbers part: A then refuses every later channel B opens from that number with "source CID
+# already allocated" (result 10), which failed B's stream connect in 2 of 3 streams runs on
+# 2026-11-25 (e2e-logs/20261125-121749 and -122129: L2CAP signalling read from btmon.snoop). Later
+# kernels track their own outstanding identifiers; docs/continuation.md 10.6 "The channel" tells users.
 rig_bluez_conf() {
     BTD_CONF=/etc/bluetooth/main.conf; BTD_ARGS=()
     if [ $PRIVACY = 1 ]; then
         BTD_CONF=$W/main.conf
-        printf '[General]\nPrivacy = device\n' > "$BTD_CONF"
+        printf '[General]\nPrivacy = device\n\n[GATT]\nChannels = 1\n' > "$BTD_CONF"
         BTD_ARGS=(-f "$BTD_CONF")
     fi
 }
