@@ -27,6 +27,9 @@ struct FetchDocument: AsyncParsableCommand {
     @Option(help: "Give up waiting for the activity after this many seconds.")
     var within: Double = 60
 
+    @Option(help: "Read slowly: pause this many milliseconds after each 64 KiB of the document (0: read at once), to see back-pressure through both daemons.")
+    var readPauseMs: Int = 0
+
     func run() async throws {
         let client = HandoffClient(app: Document.appName, handles: [Document.activityType], socketPath: options.socket)
         say("Waiting for a nearby \(Document.activityType) activity that supports streams…")
@@ -38,7 +41,7 @@ struct FetchDocument: AsyncParsableCommand {
         let info = try restored.userInfo(as: DocumentInfo.self)
         say("Stream open to device \(streams.peerDevice) after \(Self.milliseconds(opened)) ms; \(info.name) has \(info.bytes) bytes")
 
-        var reader = StreamReader(streams)
+        var reader = StreamReader(streams, pause: .milliseconds(readPauseMs))
         var first: (document: [UInt8], firstByte: Duration, transfer: Duration)?
         for round in 1...rounds {
             let asked = ContinuousClock.now

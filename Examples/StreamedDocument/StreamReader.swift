@@ -5,9 +5,12 @@ import HandoffKit
 struct StreamReader {
     private var iterator: ContinuationStreams.Inbound.AsyncIterator
     private var buffer: [UInt8] = []
+    /// A slow reader: this long a pause after each 64 KiB of a body (none when zero).
+    private let pause: Duration
 
-    init(_ streams: ContinuationStreams) {
+    init(_ streams: ContinuationStreams, pause: Duration = .zero) {
         iterator = streams.inbound.makeAsyncIterator()
+        self.pause = pause
     }
 
     /// The next line, without its newline; nil when the other side finished between lines.
@@ -37,7 +40,12 @@ struct StreamReader {
         let taken = min(count, buffer.count)
         body += buffer[..<taken]
         buffer.removeFirst(taken)
+        var paused = body.count
         while body.count < count {
+            if pause > .zero, body.count - paused >= 65_536 {
+                try await Task.sleep(for: pause)
+                paused = body.count
+            }
             guard let chunk = try await iterator.next() else {
                 throw DocumentError(description: "the stream ended after \(body.count) of \(count) bytes")
             }

@@ -58,12 +58,16 @@ struct SDUChannel {
         return bytes
     }
 
-    /// Reads `count` bytes and compares them with the pattern: the first differing offset,
-    /// when the first byte arrived, and how many reads it took.
-    mutating func checkPattern(count: Int, seed: UInt64) throws -> (mismatch: Int?, firstByte: Date?, reads: Int) {
+    /// Reads `count` bytes and compares them with the pattern: the first differing offset and the read it
+    /// came in, when the first byte arrived, and how many reads it took. With `pause`, it sleeps
+    /// `milliseconds` after every `every` reads (a slow reader).
+    mutating func checkPattern(count: Int, seed: UInt64, pause: (every: Int, milliseconds: Int)? = nil) throws
+        -> (mismatch: Int?, mismatchRead: Int?, firstByte: Date?, reads: Int)
+    {
         var pattern = Pattern(seed: seed)
         var offset = 0
         var mismatch: Int?
+        var mismatchRead: Int?
         var firstByte: Date?
         var reads = 0
         while offset < count {
@@ -72,12 +76,17 @@ struct SDUChannel {
             reads += 1
             let take = min(sdu.count, count - offset)
             for byte in sdu.prefix(take) {
-                if byte != pattern.next() && mismatch == nil { mismatch = offset }
+                if byte != pattern.next() && mismatch == nil { (mismatch, mismatchRead) = (offset, reads) }
                 offset += 1
             }
             if take < sdu.count { pending = ArraySlice(sdu.dropFirst(take)) }
+            if let pause, reads % pause.every == 0 {
+                var left = timespec(tv_sec: pause.milliseconds / 1000, tv_nsec: (pause.milliseconds % 1000) * 1_000_000)
+                var rest = timespec()
+                while nanosleep(&left, &rest) != 0 && errno == EINTR { left = rest }
+            }
         }
-        return (mismatch, firstByte, reads)
+        return (mismatch, mismatchRead, firstByte, reads)
     }
 
     /// Reads until the peer closes; the number of bytes that came meanwhile.

@@ -21,15 +21,20 @@
 #   --runs N    transfers of BYTES (default 1)
 #   --bytes N   bytes from O to C in each transfer (default 1048576)
 #   --quiet     bluetoothd without -d and no btmon (for timing: scripts/bench-l2cap.sh)
+#   --read-pause MS  C reads slowly in the transfers: MS milliseconds after every 4 SDUs (default 0),
+#               so that O runs ahead of C and the kernel's receive queue and credits must hold it back
+#   --receive-buffer N  C's socket receive buffer in the transfers (SO_RCVBUFFORCE; default 0: the kernel's)
 set -u
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-BIN=""; RUNS=1; BYTES=1048576; QUIET=0
+BIN=""; RUNS=1; BYTES=1048576; QUIET=0; READ_PAUSE=0; RCVBUF=0
 while [ $# -gt 0 ]; do
     case "$1" in
         --bin) BIN=$2; shift 2 ;;
         --runs) RUNS=$2; shift 2 ;;
         --bytes) BYTES=$2; shift 2 ;;
         --quiet) QUIET=1; shift ;;
+        --read-pause) READ_PAUSE=$2; shift 2 ;;
+        --receive-buffer) RCVBUF=$2; shift 2 ;;
         *) echo "guest-l2cap: unknown argument $1" >&2; exit 2 ;;
     esac
 done
@@ -109,7 +114,7 @@ record() {
 transfer() {
     local out rc lout
     listen || { WHY="O's listener did not start"; return 1; }
-    out=$("$PROBE" connect --local "$C_ADDR" --local-type "$C_TYPE" "$PEER" "$PEER_TYPE" "$PSM" --bytes "$BYTES" 2>> "$PLOG")
+    out=$("$PROBE" connect --local "$C_ADDR" --local-type "$C_TYPE" "$PEER" "$PEER_TYPE" "$PSM" --bytes "$BYTES" --read-pause-ms "$READ_PAUSE" --receive-buffer "$RCVBUF" 2>> "$PLOG")
     rc=$?
     wait "$LISTEN_PID"; local lrc=$?
     lout=$(grep '^RESULT ' "$W/listen.out")
@@ -132,7 +137,9 @@ for run in $(seq "$RUNS"); do
         fail "transfer run $run: $WHY"
     fi
 done
-[ $ok = "$RUNS" ] && pass "transfer ($RUNS x $BYTES B O->C and 64 KiB back, intact; last: $FIG; PSM $PSM)"
+slow=""; [ "$READ_PAUSE" != 0 ] && slow=", C pausing $READ_PAUSE ms every 4 SDUs"
+[ "$RCVBUF" != 0 ] && slow="$slow, C's receive buffer $(json "$REC" .receive_buffer) B"
+[ $ok = "$RUNS" ] && pass "transfer ($RUNS x $BYTES B O->C and 64 KiB back, intact$slow; last: $FIG; PSM $PSM)"
 
 # ---- refused (c): a PSM nobody listens on (0x00f0: the kernel hands out 0x0080 upwards)
 out=$("$PROBE" connect --local "$C_ADDR" --local-type "$C_TYPE" "$PEER" "$PEER_TYPE" 0x00f0 --bytes 1 2>> "$PLOG"); rc=$?
