@@ -1,5 +1,9 @@
 import CBluetooth
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 #if canImport(Glibc)
 import Glibc
@@ -105,11 +109,9 @@ public enum ManagementChannel {
         _ body: @escaping @Sendable () throws(ManagementError) -> T
     ) async -> Result<T, ManagementError> {
         await withCheckedContinuation { continuation in
-            let thread = Thread {
+            DetachedThread.start {
                 continuation.resume(returning: Result { () throws(ManagementError) -> T in try body() })
             }
-            thread.name = "handoff-mgmt"
-            thread.start()
         }
     }
 }

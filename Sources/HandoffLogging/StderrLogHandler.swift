@@ -1,4 +1,13 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
 import Logging
 
 /// One line per event on standard error: the log of handoffd and handoff-agent.
@@ -34,7 +43,26 @@ public struct StderrLogHandler: LogHandler {
             text += " " + merged.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " ")
         }
         text += "\n"
-        FileHandle.standardError.write(Data(text.utf8))
+        Self.writeStandardError(text)
+    }
+
+    /// Writes all of `text` to file descriptor 2, as Foundation's `FileHandle.standardError.write`
+    /// did: again after EINTR, and a failed write is fatal.
+    static func writeStandardError(_ text: String) {
+        var text = text
+        text.withUTF8 { bytes in
+            var offset = 0
+            while offset < bytes.count {
+                var written: Int
+                repeat {
+                    written = write(2, bytes.baseAddress! + offset, bytes.count - offset)
+                } while written < 0 && errno == EINTR
+                if written <= 0 {
+                    fatalError("cannot write to standard error: \(String(cString: strerror(errno)))")
+                }
+                offset += written
+            }
+        }
     }
 
     /// 2026-03-14T09:26:53.500Z

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 // The continuation messages: `continue` and `continue.cancel`, and the events
 // `continued`, `continueFailed` and `wasContinued` (docs/protocol.md, "Continuing").

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// `devices`: one device of an account (docs/devices.md).
 public struct DeviceInfo: Sendable, Codable, Hashable {

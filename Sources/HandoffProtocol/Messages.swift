@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// The request methods.
 public enum Method: String, Sendable, Codable, CaseIterable {

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 // The pairing messages: `pair.offer`, `pair.join`, `pair.confirm`, `pair.cancel`, and the events
 // `pairNumber`, `paired` and `pairFailed` (docs/protocol.md, "Pairing"; the radio side is docs/pairing.md).

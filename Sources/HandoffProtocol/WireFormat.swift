@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// The encoding of protocol frames: one compact JSON object per line.
 ///
@@ -203,12 +207,25 @@ public enum WireFormat {
         case .keyNotFound(let key, let context):
             return "\(path(context.codingPath + [key])): missing"
         case .dataCorrupted(let context):
+            #if canImport(FoundationEssentials)
+            // FoundationEssentials' JSONDecoder gives malformed JSON no underlying error (only
+            // Darwin's Foundation does, an NSError, below); NSError is not in FoundationEssentials.
+            let detail = context.underlyingError.map(localizedDescription) ?? context.debugDescription
+            #else
             let detail = (context.underlyingError as NSError?)?.localizedDescription ?? context.debugDescription
+            #endif
             return context.codingPath.isEmpty ? "malformed JSON: \(detail)" : "\(path(context.codingPath)): \(context.debugDescription)"
         @unknown default:
             return String(describing: error)
         }
     }
+
+    #if canImport(FoundationEssentials)
+    /// What `NSError.localizedDescription` gives for a Swift error that says what went wrong.
+    private static func localizedDescription(_ error: any Error) -> String {
+        (error as? any LocalizedError)?.errorDescription ?? String(describing: error)
+    }
+    #endif
 
     private static func describeType(_ type: Any.Type) -> String {
         switch type {

@@ -1,7 +1,11 @@
 import ArgumentParser
 import BlueZ
 import DBus
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import HandoffDaemon
 import HandoffLogging
 import Logging

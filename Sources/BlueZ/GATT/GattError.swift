@@ -44,10 +44,34 @@ public enum GattError {
     /// `org.bluez.Error.Failed` "Operation failed with ATT error: 0xNN" that bluetoothd gives its caller;
     /// nil for any other error.
     public static func applicationErrorCode(in error: DBusError) -> UInt8? {
-        guard let range = error.message.range(of: "ATT error: 0x", options: .caseInsensitive),
-            let code = UInt8(error.message[range.upperBound...].prefix(2), radix: 16), (0x80...0x9f).contains(code)
+        guard let end = endOfMatch(ignoringASCIICase: "att error: 0x", in: error.message),
+            let code = UInt8(error.message[end...].prefix(2), radix: 16), (0x80...0x9f).contains(code)
         else { return nil }
         return code
+    }
+
+    /// Where the first occurrence of `needle` (lowercase ASCII) in `text` ends, ASCII letters
+    /// compared without regard to case.
+    private static func endOfMatch(ignoringASCIICase needle: String, in text: String) -> String.Index? {
+        let pattern = Array(needle.utf8)
+        let bytes = text.utf8
+        var start = bytes.startIndex
+        while bytes.distance(from: start, to: bytes.endIndex) >= pattern.count {
+            var position = start
+            var matched = true
+            for wanted in pattern {
+                let byte = bytes[position]
+                let lowered = (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte) ? byte + 0x20 : byte
+                if lowered != wanted {
+                    matched = false
+                    break
+                }
+                position = bytes.index(after: position)
+            }
+            if matched { return position }
+            start = bytes.index(after: start)
+        }
+        return nil
     }
 
     /// `org.bluez.Error.Failed`; the remote device sees ATT error 0x80.

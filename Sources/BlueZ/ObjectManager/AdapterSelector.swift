@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import DBus
 
 /// Which adapter to use.
@@ -12,7 +16,7 @@ public enum AdapterSelector: Sendable, Equatable, CustomStringConvertible {
 
     /// Parses a configuration value: "auto" (or empty), an address, or a name.
     public init(_ text: String) {
-        let trimmed = text.trimmingCharacters(in: .whitespaces)
+        let trimmed = text.trimmingWhitespaceCharacters()
         if trimmed.isEmpty || trimmed == "auto" {
             self = .automatic
         } else if trimmed.split(separator: ":").count == 6 {

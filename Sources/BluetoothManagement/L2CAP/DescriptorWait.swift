@@ -1,5 +1,9 @@
 import CBluetooth
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import Synchronization
 
 #if canImport(Glibc)
@@ -40,12 +44,10 @@ enum DescriptorWait {
         }
         return await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<Outcome, Never>) in
-                let thread = Thread {
+                DetachedThread.start {
                     continuation.resume(
                         returning: pollUntilReady(descriptor, events: events, wake: wake, cancel: cancel, timeout: timeout))
                 }
-                thread.name = "handoff-l2cap-wait"
-                thread.start()
             }
         } onCancel: {
             open.withLock { isOpen in

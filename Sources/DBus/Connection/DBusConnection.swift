@@ -2,7 +2,11 @@
 import Glibc
 #endif
 internal import CDBus
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// A connection to a D-Bus message bus.
 ///

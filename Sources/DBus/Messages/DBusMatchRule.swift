@@ -40,7 +40,12 @@ public struct DBusMatchRule: Sendable, Hashable {
         var parts: [String] = []
         func add(_ key: String, _ value: String?) {
             guard let value else { return }
-            parts.append("\(key)='\(value.replacingOccurrences(of: "'", with: "'\\''"))'")
+            // Each ' becomes '\'' (the bus reads the rule byte by byte).
+            var quoted = ""
+            for scalar in value.unicodeScalars {
+                if scalar == "'" { quoted += "'\\''" } else { quoted.unicodeScalars.append(scalar) }
+            }
+            parts.append("\(key)='\(quoted)'")
         }
         if let type {
             let name: String =

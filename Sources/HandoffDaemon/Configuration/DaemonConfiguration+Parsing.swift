@@ -317,7 +317,7 @@ extension DaemonConfiguration {
             let transport = entry[..<colon]
             guard !transport.isEmpty, transport.allSatisfy({ $0.isLetter || $0 == "-" }) else { return nil }
             let pairs = entry[entry.index(after: colon)...].split(separator: ",")
-            guard pairs.allSatisfy({ $0.contains("=") && !$0.hasPrefix("=") }) else { return nil }
+            guard pairs.allSatisfy({ $0.contains("=" as Character) && !$0.hasPrefix("=") }) else { return nil }
         }
         return .address(text)
     }
@@ -325,7 +325,7 @@ extension DaemonConfiguration {
     private static func checkAbsolutePath(
         _ path: String, key: String, in section: ConfigurationSection
     ) throws(ConfigurationError) {
-        guard path.hasPrefix("/"), !path.contains("\u{0}") else {
+        guard path.hasPrefix("/"), !path.contains("\u{0}" as Character) else {
             throw section.error(key, .invalidValue("\"\(path)\"", reason: "is not an absolute path"))
         }
     }

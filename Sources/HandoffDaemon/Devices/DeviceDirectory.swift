@@ -1,4 +1,9 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+import BlueZ
 import HandoffCore
 import HandoffStore
 
@@ -196,7 +201,7 @@ extension DeviceDirectory {
 
     /// An environment-file value: single or double quotes removed, backslash escapes undone.
     private static func unquote(_ value: Substring) -> String {
-        var text = value.trimmingCharacters(in: .whitespaces)
+        var text = value.trimmingWhitespaceCharacters()
         if text.count >= 2, let first = text.first, first == "\"" || first == "'", text.last == first {
             text = String(text.dropFirst().dropLast())
         }

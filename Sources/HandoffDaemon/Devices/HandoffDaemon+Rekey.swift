@@ -1,5 +1,9 @@
 import BlueZ
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import HandoffCore
 import HandoffProtocol
 import HandoffStore
@@ -11,7 +15,7 @@ extension HandoffDaemon {
 
     /// `devices.remove`: a new key for the account at once, an envelope kept for each other device.
     func removeDevice(_ params: DevicesRemoveParams, for caller: Caller) async throws(ProtocolError) -> DevicesRemoveResult {
-        let wanted = params.device.trimmingCharacters(in: .whitespaces)
+        let wanted = params.device.trimmingWhitespaceCharacters()
         let usable = accounts.visible(to: caller.uid).filter { params.account == nil || $0.name == params.account }
         if let name = params.account, usable.isEmpty {
             throw ProtocolError(.notFound, "no account \"\(name)\" that you may use")
@@ -184,7 +188,7 @@ extension HandoffDaemon {
         case .failure(let failure):
             devices.end(origin, succeeded: failure.code == .cancelled ? nil : false, now: .now)
             guard failure.code != .cancelled else { return }
-            if !introducing, failure.message.contains(ExchangeStatus.unknownDevice.description) {
+            if !introducing, failure.message.firstRange(of: ExchangeStatus.unknownDevice.description) != nil {
                 rekeys.needsIntroduction(fingerprint, account: name, true)
             }
             logger.info("the new key of account \(name) not delivered to device \(fingerprint) (\(failure.code.rawValue)): \(failure.message)")

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import HandoffCore
 
 /// One activity heard from another device of one of our accounts.

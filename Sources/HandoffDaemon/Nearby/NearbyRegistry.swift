@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import HandoffCore
 
 /// The activities heard from our other devices, with expiry and a size cap.
@@ -284,7 +288,8 @@ public struct NearbyRegistry: Sendable {
         hasher.combine(idSalt)
         hasher.combine(serial)
         let mixed = UInt32(truncatingIfNeeded: UInt64(bitPattern: Int64(hasher.finalize())))
-        return String(format: "%08x", mixed)
+        let hex = String(mixed, radix: 16)
+        return String(repeating: "0", count: 8 - hex.count) + hex
     }
 }
 

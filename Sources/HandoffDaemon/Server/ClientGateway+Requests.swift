@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import HandoffProtocol
 
 /// Decoding requests, passing them to the daemon, and encoding the answers.

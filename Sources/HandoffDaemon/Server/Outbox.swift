@@ -1,5 +1,9 @@
 import DequeModule
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import Synchronization
 
 /// The ordered, bounded queue of frames for one connection.

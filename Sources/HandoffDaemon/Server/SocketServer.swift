@@ -1,7 +1,11 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import HandoffProtocol
 import Logging
 import NIOCore
@@ -58,7 +62,7 @@ public final class SocketServer: Sendable {
     }
 
     private func bind() async throws -> NIOAsyncChannel<NIOAsyncChannel<ByteBuffer, ByteBuffer>, Never> {
-        let directory = (options.path as NSString).deletingLastPathComponent
+        let directory = SocketPath.directory(of: options.path)
         if !directory.isEmpty && !FileManager.default.fileExists(atPath: directory) {
             throw SocketServerError("the socket directory \(directory) does not exist")
         }

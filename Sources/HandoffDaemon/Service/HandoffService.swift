@@ -1,6 +1,15 @@
 import BlueZ
 import DBus
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
 import HandoffCore
 import HandoffProtocol
 import Logging
@@ -201,7 +210,7 @@ public struct HandoffService: Sendable {
         settings.maxStreamsPerUser = configuration.maxStreamsPerUser
         settings.maxStreamsTotal = configuration.maxStreamsTotal
         settings.streamsLocalDirectory = configuration.streamsLocalDirectory
-        settings.streamSocketDirectory = (configuration.socketPath as NSString).deletingLastPathComponent
+        settings.streamSocketDirectory = SocketPath.directory(of: configuration.socketPath)
         return settings
     }
 }
