@@ -787,17 +787,18 @@ more at 1k/s than at the higher rates because that run comes first for each hand
 1000 own devices appears once (recognised with its key, listed, its clients told) before it is only
 heard again.
 
-Memory: most of handoffd's RSS is its own executable. Idle, with no device, it is 29–31 MiB, of which
-about 3 MiB is anonymous (6 with 1000 devices) and the rest file-backed; the floor, dynamically linked C, has 2.8 MiB. On
-2026-11-25 an idle handoffd (release, the \`make install\` flags) had 27.0 MiB file-backed: by the
-binary's sections (its page table, \`/proc/PID/pagemap\`), 14.4 MiB of its 22.6 MiB \`.text\` (the
-kernel maps pages in blocks around each page touched, and start-up touches code all over the
-statically linked runtime, Foundation, ICU, swift-crypto, NIO and the rest), 2.6 of 36.3 MiB
-\`.rodata\` (mostly ICU's data, untouched), all 2.4 MiB of \`.rela.dyn\` (the static PIE's
-relocations, read once at start) and 0.9 MiB \`.data.rel.ro\`. Linking less is not in handoffd's
-hands: swift-crypto imports all of Foundation on Linux (119 of its files, unconditionally), so
-Foundation, FoundationInternationalization and ICU are linked whatever handoffd's own modules import;
-moving them to FoundationEssentials would not drop them. The file-backed part alone is above the 20
+Memory: most of handoffd's RSS is its own executable. Idle, with no device, it was 29–31 MiB while it
+linked all of Foundation, of which about 3 MiB anonymous and the rest file-backed; the floor, dynamically
+linked C, has 2.8 MiB. On 2026-11-25 an idle handoffd of then (release, the \`make install\` flags) had
+27.0 MiB file-backed: by the binary's sections (its page table, \`/proc/PID/pagemap\`), 14.4 MiB of its
+22.6 MiB \`.text\` (the kernel maps pages in blocks around each page touched, and start-up touches code
+all over the statically linked runtime, Foundation, ICU, swift-crypto, NIO and the rest), 2.6 of 36.3 MiB
+\`.rodata\` (mostly ICU's data, untouched), all 2.4 MiB of \`.rela.dyn\` (the static PIE's relocations,
+read once at start) and 0.9 MiB \`.data.rel.ro\`. swift-crypto 3 imported all of Foundation on Linux;
+with swift-crypto 4.5.2, which imports FoundationEssentials where it can, and our own modules moved to
+FoundationEssentials, handoffd links no Foundation, FoundationInternationalization, CoreFoundation or ICU
+(the same day: the binary 131.5 → 85.3 MB, \`.rodata\` 38.1 → 2.6 MB, idle RSS 30.8 → 27.2 MiB, of
+it file-backed 28.0 → 24.9 MiB). The file-backed part alone is still above the 20
 MiB target. Strangers' devices are held compact in the mirror (docs/architecture.md): ${per_device_text}
 (3.2 KiB a device, 28 MiB more at 10,000 devices than at 1000, on 2026-11-25 before they were).
 

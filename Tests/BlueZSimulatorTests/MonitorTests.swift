@@ -79,6 +79,21 @@ import Testing
         }
     }
 
+    /// bluetoothd sizes its Add Adv Patterns Monitor command in a uint8_t, so a monitor of 8 or more
+    /// patterns overruns its heap and it aborts (seen on the VM rig with 16): the simulated one leaves the
+    /// bus likewise, and 7 patterns are taken.
+    @Test func aMonitorOfEightPatternsStopsBluetoothdAsTheRealOneAborts() async throws {
+        try await H.run(Self.experimental) { h in
+            let seven = try await TestMonitor(on: try await h.connect(), root: "/seven", properties: TestMonitor.handoff)
+            try await Self.register(h, seven)
+            try await eventually("Activate of 7 patterns") { seven.calls == ["Activate"] }
+            let eight = TestMonitor.orPatterns((0..<8).map { (0, 0xFF, [0xFF, 0xFF, 0x10 | UInt8($0)]) })
+            let monitor = try await TestMonitor(on: try await h.connect(), root: "/eight", properties: eight)
+            await #expect(throws: (any Error).self) { try await Self.register(h, monitor) }
+            try await eventually("org.bluez left the bus") { (try? await h.managedObjects()) == nil }
+        }
+    }
+
     @Test func anInvalidMonitorIsReleasedAndHearsNothing() async throws {
         try await H.run(Self.experimental) { h in
             _ = try await Self.advertise(h, "/test/ours", [0x1A])

@@ -57,6 +57,7 @@ final class TestMonitor: Sendable {
         ]
     }
 
-    /// Manufacturer data of company 0xFFFF whose first byte has high nibble 1.
-    static let handoff = orPatterns((0..<16).map { (0, 0xFF, [0xFF, 0xFF, 0x10 | UInt8($0)]) })
+    /// Manufacturer data of company 0xFFFF whose first byte is 0x18 … 0x1E: 7 patterns, the most
+    /// bluetoothd takes in one monitor without overrunning its heap.
+    static let handoff = orPatterns((8..<15).map { (0, 0xFF, [0xFF, 0xFF, 0x10 | UInt8($0)]) })
 }

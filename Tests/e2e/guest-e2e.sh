@@ -48,9 +48,10 @@ set -u
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 BIN=""; EPOCH=15; EXPIRY=20; SCENARIOS=(); QUIET=0; RUNS=1; PRIVACY=0; EXT_ADV=0
 ALL_SCENARIOS=(discovery devices rotation update-invalidate wrong-account bluetoothd-restart power-cycle continue streams pair remove desktop replay clean-shutdown)
-# ORDER is the order every run keeps (clean-shutdown stops A, and legacy-privacy may restart
-# bluetoothd with privacy on and A and B with it, so they are last).
-ORDER=(discovery devices rotation update-invalidate wrong-account bluetoothd-restart power-cycle continue streams pair remove desktop replay clean-shutdown legacy-privacy)
+# ORDER is the order every run keeps (monitor restarts bluetoothd with -E and A and B with it,
+# clean-shutdown stops A, and legacy-privacy may restart bluetoothd with privacy on and A and B with
+# it, so they are last). monitor runs only when named (not in ALL_SCENARIOS).
+ORDER=(discovery devices rotation update-invalidate wrong-account bluetoothd-restart power-cycle continue streams pair remove desktop replay monitor clean-shutdown legacy-privacy)
 while [ $# -gt 0 ]; do
     case "$1" in
         --bin) BIN=$2; shift 2 ;;
@@ -1365,6 +1366,34 @@ scenario_legacy_privacy() {
     logged_since a "$la" "not advertising: LE privacy is on, but hci0 has legacy advertising only" ||
         { fail "A did not log why it stays off the air"; return 1; }
     pass "A published but stayed off the air for $polls polls (kernel privacy on, hci0 legacy-only): status and log say why; B heard nothing; $rig"
+}
+
+# monitor (issue 17; only when named: make e2e E2E_CONFIGS=private E2E_SCENARIOS=monitor): the
+# AdvertisementMonitor path on real bluetoothd. bluetoothd 5.66 offers AdvertisementMonitorManager1
+# with or_patterns only when started with -E; A and B stop, bluetoothd starts again with -E on the
+# same controllers, and A and B start again. Passes when both report scanning through the monitor
+# (status scanPath "monitor", the log's "scanning with an advertisement monitor"), B's adapter is
+# not discovering (no discovery session: bluetoothd and the controller filter), and B lists an
+# activity A publishes.
+scenario_monitor() {
+    local type=$PREFIX.discovery2 la lb t0 took disc how
+    la=$(wc -l < "$LOGDIR/a.log"); lb=$(wc -l < "$LOGDIR/b.log")
+    stop_daemons
+    rig_bluez_experimental_on || { fail "restarting bluetoothd with -E: $RIG_ERROR"; return 1; }
+    start_pair_again || return 1
+    on_monitor() { [ "$(status_field a scanPath)" = monitor ] && [ "$(status_field b scanPath)" = monitor ]; }
+    wait_until 30 on_monitor ||
+        { fail "scan path: A $(status_field a scanPath), B $(status_field b scanPath); B: $(tail -n +$((lb + 1)) "$LOGDIR/b.log" | grep -m1 -i 'monitor')"; return 1; }
+    how=$(tail -n +$((lb + 1)) "$LOGDIR/b.log" | grep -m1 -o 'scanning with an advertisement monitor on [^ ]* ([^)]*)')
+    [ -n "$how" ] || { fail "B did not log that it scans with an advertisement monitor"; return 1; }
+    disc=$(busctl --system get-property org.bluez /org/bluez/hci1 org.bluez.Adapter1 Discovering 2>&1)
+    [ "$disc" = "b false" ] || { fail "hci1 is discovering ($disc): the monitor path should need no discovery session"; return 1; }
+    t0=$EPOCHREALTIME
+    start_publisher mon "$type"
+    wait_until 60 b_lists "$type" || { fail "B did not list $type through the monitor within 60 s"; stop_publisher mon; return 1; }
+    took=$(secs "$t0" "$EPOCHREALTIME")
+    stop_publisher mon
+    pass "bluetoothd -E: A and B scan through the monitor (status scanPath monitor; B: $how; hci1 not discovering); B listed A's activity $took s after the publish"
 }
 
 # ------------------------------------------------------------------ run

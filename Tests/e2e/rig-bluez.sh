@@ -12,7 +12,8 @@
 #
 # rig_bluez_privacy_on (after rig_bluez_up) turns LE privacy on in the running rig: bluetoothd again
 # with Privacy = device, on the same controllers (guest-e2e.sh's legacy-privacy scenario, in config
-# legacy after the scenarios that run with privacy off).
+# legacy after the scenarios that run with privacy off). rig_bluez_experimental_on starts it again
+# with -E (the monitor scenario).
 
 # rig_bluez_conf: bluetoothd's configuration for PRIVACY: Debian's, or with PRIVACY=1 one of our own
 # (the daemons are told: their handoffd.toml names BTD_CONF). Sets BTD_CONF and BTD_ARGS.
@@ -123,9 +124,33 @@ for kind, name in (("skcipher", "ecb(aes)"), ("hash", "cmac(aes)")):
 # bluetoothd shows the four adapters again, else 1 with the reason in RIG_ERROR. Does nothing when
 # PRIVACY is 1 already.
 rig_bluez_privacy_on() {
-    local h up
     RIG_ERROR=""
     [ $PRIVACY = 1 ] && return 0
+    rig_bluez_stop || return 1
+    PRIVACY=1
+    rig_bluez_conf
+    start_bluetoothd
+    wait_until 90 bluez_ready || { RIG_ERROR="bluetoothd with Privacy = device did not show four adapters"; return 1; }
+    log "bluetoothd up again with Privacy = device (pid $BTD_PID, -f $BTD_CONF)"
+}
+
+# rig_bluez_experimental_on (after rig_bluez_up) starts bluetoothd again with -E, its experimental
+# interfaces (AdvertisementMonitorManager1 with or_patterns, in 5.66), on the same controllers and
+# configuration (guest-e2e.sh's monitor scenario). Sets RIG_ERROR and returns 1 when it cannot.
+rig_bluez_experimental_on() {
+    RIG_ERROR=""
+    rig_bluez_stop || return 1
+    rig_bluez_conf
+    BTD_ARGS+=(-E)
+    start_bluetoothd
+    wait_until 90 bluez_ready || { RIG_ERROR="bluetoothd -E did not show four adapters"; return 1; }
+    log "bluetoothd up again with -E (pid $BTD_PID, ${BTD_ARGS[*]})"
+}
+
+# rig_bluez_stop: bluetoothd stops (SIGTERM), and every controller ends powered off (bluetoothd's
+# Set Privacy is taken only from a powered-off controller).
+rig_bluez_stop() {
+    local h up
     kill -TERM $BTD_PID 2>/dev/null; wait $BTD_PID 2>/dev/null
     powered_off() {
         for h in hci0 hci1 hci2 hci3; do hciconfig $h 2>/dev/null | grep -q -E '^[[:space:]]+UP' && return 1; done
@@ -139,9 +164,4 @@ rig_bluez_privacy_on() {
         log "bluetoothd stopped, but left$up powered: powered off with hciconfig"
         wait_until 10 powered_off || { RIG_ERROR="the controllers stayed powered after bluetoothd stopped: $(hciconfig | tr '\n' ' ')"; return 1; }
     fi
-    PRIVACY=1
-    rig_bluez_conf
-    start_bluetoothd
-    wait_until 90 bluez_ready || { RIG_ERROR="bluetoothd with Privacy = device did not show four adapters"; return 1; }
-    log "bluetoothd up again with Privacy = device (pid $BTD_PID, -f $BTD_CONF)"
 }

@@ -6,8 +6,12 @@ import DBus
 /// that `AdvertisementMonitorManager1.registerMonitor(root, …)` registers.
 ///
 /// The patterns are split over as many objects as needed, at most
-/// `maximumPatterns` each: the kernel takes no more per monitor (the VM rig's
-/// probe, docs/e2e.md), and bluetoothd releases a monitor it refuses. Each
+/// `maximumPatterns` each. The kernel would take 16 per monitor (the VM rig's
+/// probe, docs/e2e.md), but bluetoothd (src/adv_monitor.c, 5.66 to at least
+/// 5.79) sizes its Add Adv Patterns Monitor command, 1 + 34 bytes a pattern,
+/// in a uint8_t: from 8 patterns on the length wraps, the copy overruns its
+/// heap and bluetoothd aborts ("free(): invalid next size", seen on the rig
+/// with 16). bluetoothd releases a monitor it refuses. Each
 /// object has `Type` "or_patterns" and `Patterns`; the optional RSSI
 /// properties are left out (no RSSI thresholds: every matching advertisement
 /// counts, whatever its strength). `Release`, `Activate`, `DeviceFound` and
@@ -15,8 +19,9 @@ import DBus
 /// connection's task.
 public final class AdvertisementMonitor1: Sendable {
     public static let interface = "org.bluez.AdvertisementMonitor1"
-    /// The most patterns one monitor object gets.
-    public static let maximumPatterns = 16
+    /// The most patterns one monitor object gets: the most bluetoothd can pass
+    /// on without overrunning its heap (above).
+    public static let maximumPatterns = 7
 
     /// The application root, what `RegisterMonitor` is given.
     public let root: DBusObjectPath

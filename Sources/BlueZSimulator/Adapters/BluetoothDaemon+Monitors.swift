@@ -69,6 +69,18 @@ extension BluetoothDaemon {
                 call("Release", on: object.path, of: sender)
                 continue
             }
+            if patterns.count > RegisteredMonitor.heapSafePatterns {
+                // What bluetoothd does: it computes the Add Adv Patterns Monitor command's length in a
+                // uint8_t, 1 + 34 bytes a pattern, so from 8 patterns on it allocates too little and
+                // copies the patterns past the end (src/adv_monitor.c, 5.66 to at least 5.79); on the VM
+                // rig it then aborted with "free(): invalid next size (fast)".
+                log.error("\(name): monitor \(object.path) of \(sender) has \(patterns.count) patterns: bluetoothd's "
+                    + "Add Adv Patterns Monitor length wraps (1 + 34 × \(patterns.count) = \(1 + 34 * patterns.count) "
+                    + "bytes in a uint8_t: \((1 + 34 * patterns.count) & 0xFF)) and the copy overruns its heap; "
+                    + "bluetoothd aborts, and so does this simulated one (org.bluez leaves the bus)")
+                Task { await self.shutDown(graceful: false) }
+                throw BlueZError.failed("bluetoothd aborted")
+            }
             adapter.monitors.append(
                 RegisteredMonitor(owner: sender, application: root, path: object.path, patterns: patterns))
             log.info("\(name): monitor \(object.path) of \(sender) active (\(patterns.count) patterns)")

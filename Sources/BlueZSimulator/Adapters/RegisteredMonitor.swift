@@ -32,6 +32,12 @@ final class RegisteredMonitor {
     /// rig's probe with bluetoothd 5.66 -E, docs/e2e.md).
     static let maximumPatterns = 16
 
+    /// The most patterns bluetoothd can pass to the kernel without overrunning
+    /// its heap: it sizes the mgmt command, 1 + 34 bytes a pattern, in a
+    /// uint8_t (`BluetoothDaemon+Monitors.swift` stops the simulated bluetoothd
+    /// beyond it, as bluetoothd aborts).
+    static let heapSafePatterns = 7
+
     /// Reads one monitor object's properties: nil when bluetoothd would refuse
     /// it (Type other than "or_patterns", Patterns missing, empty, longer than
     /// `maximumPatterns` or with an invalid entry, or an RSSI property out of
