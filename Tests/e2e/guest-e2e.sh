@@ -811,7 +811,7 @@ stranger_refused() {
     # It must have reached the offer's listener (closed), not only PSMs nobody listens on (refused).
     grep -q '^psm .* closed ' "$LOGDIR/streams-stranger.log" && grep -q "stream channel for .* refused" "$LOGDIR/a.log" ||
         { fail "the stranger never reached A's offer before B did: $(grep -E '^(psm|polled|link)' "$LOGDIR/streams-stranger.log" | cut -d' ' -f1-2,4- | paste -sd';' -)"; return 1; }
-    STRANGER_NOTE="; a program without the account key polling A's PSMs over B's link: ${stranger#OK }; A: $(grep -m1 -o "stream channel for .* refused.*" "$LOGDIR/a.log" | sed 's/^stream channel for [^ ]* //'); then B's stream opened"
+    STRANGER_NOTE="; a program without the account key, on A's offer over B's link: ${stranger#OK }; A: $(grep -m1 -o "stream channel for .* refused.*" "$LOGDIR/a.log" | sed 's/^stream channel for [^ ]* //'); then B's stream opened"
 }
 
 scenario_streams() {
