@@ -9,12 +9,13 @@ struct PeerCredentials: Sendable, Equatable {
     var uid: UInt32
     var gid: UInt32
 
-    /// Reads the peer's credentials of an accepted connection.
-    static func of(_ channel: any Channel) async throws -> PeerCredentials {
+    /// Reads the peer's credentials of an accepted connection; on the channel's event loop (as in a child
+    /// channel initializer) the future is complete on return.
+    static func future(of channel: any Channel) -> EventLoopFuture<PeerCredentials> {
         guard let provider = channel as? any SocketOptionProvider else {
-            throw ChannelError.operationUnsupported
+            return channel.eventLoop.makeFailedFuture(ChannelError.operationUnsupported)
         }
-        return try await read(provider).get()
+        return read(provider)
     }
 
     // Kept non-public and non-inlinable, as SwiftNIO advises for libc-typed options.

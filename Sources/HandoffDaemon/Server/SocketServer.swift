@@ -61,7 +61,7 @@ public final class SocketServer: Sendable {
         }
     }
 
-    private func bind() async throws -> NIOAsyncChannel<NIOAsyncChannel<ByteBuffer, ByteBuffer>, Never> {
+    private func bind() async throws -> NIOAsyncChannel<AcceptedConnection, Never> {
         let directory = SocketPath.directory(of: options.path)
         if !directory.isEmpty && !FileManager.default.fileExists(atPath: directory) {
             throw SocketServerError("the socket directory \(directory) does not exist")
@@ -71,9 +71,7 @@ public final class SocketServer: Sendable {
             // A client that shuts down its write side still gets its answers (docs/protocol.md).
             .childChannelOption(.allowRemoteHalfClosure, value: true)
             .bind(unixDomainSocketPath: options.path, cleanupExistingSocketFile: true) { channel in
-                channel.eventLoop.makeCompletedFuture {
-                    try NIOAsyncChannel<ByteBuffer, ByteBuffer>(wrappingChannelSynchronously: channel)
-                }
+                AcceptedConnection.accept(channel) { try NIOAsyncChannel(wrappingChannelSynchronously: $0) }
             }
         guard chmod(options.path, options.mode) == 0 else {
             throw SocketServerError("cannot set mode \(String(options.mode, radix: 8)) on \(options.path): \(String(cString: strerror(errno)))")
@@ -90,9 +88,12 @@ public final class SocketServer: Sendable {
         return server
     }
 
-    private func serve(_ connection: NIOAsyncChannel<ByteBuffer, ByteBuffer>) async {
+    private func serve(_ accepted: AcceptedConnection) async {
+        let connection = accepted.connection
         let credentials: PeerCredentials
-        do { credentials = try await PeerCredentials.of(connection.channel) } catch {
+        switch accepted.credentials {
+        case .success(let read): credentials = read
+        case .failure(let error):
             gateway.warnings.warn(logger, uid: nil, "dropped a connection whose credentials could not be read: \(error)")
             try? await connection.channel.close()
             return

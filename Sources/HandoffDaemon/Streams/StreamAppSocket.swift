@@ -13,9 +13,9 @@ import NIOPosix
 final class StreamAppSocket: Sendable {
     /// The socket's path, for the app (in `continued` or `streamOpened`).
     let path: String
-    private let server: NIOAsyncChannel<NIOAsyncChannel<ByteBuffer, ByteBuffer>, Never>
+    private let server: NIOAsyncChannel<AcceptedConnection, Never>
 
-    private init(path: String, server: NIOAsyncChannel<NIOAsyncChannel<ByteBuffer, ByteBuffer>, Never>) {
+    private init(path: String, server: NIOAsyncChannel<AcceptedConnection, Never>) {
         self.path = path
         self.server = server
     }
@@ -31,9 +31,10 @@ final class StreamAppSocket: Sendable {
         let server = try await ServerBootstrap(group: group)
             .childChannelOption(.allowRemoteHalfClosure, value: true)
             .bind(unixDomainSocketPath: path, cleanupExistingSocketFile: false) { channel in
-                channel.eventLoop.makeCompletedFuture {
-                    try NIOAsyncChannel<ByteBuffer, ByteBuffer>(
-                        wrappingChannelSynchronously: channel,
+                // The credentials at accept: an app that writes its part and closes at once is still its app.
+                AcceptedConnection.accept(channel) {
+                    try NIOAsyncChannel(
+                        wrappingChannelSynchronously: $0,
                         configuration: .init(
                             backPressureStrategy: .init(lowWatermark: 1, highWatermark: StreamAppChannel.bufferedReads),
                             isOutboundHalfClosureEnabled: true))
@@ -59,11 +60,11 @@ final class StreamAppSocket: Sendable {
         }
         do {
             return try await server.executeThenClose { connections in
-                for try await connection in connections {
-                    if let peer = try? await PeerCredentials.of(connection.channel), peer.uid == uid {
-                        return connection
+                for try await accepted in connections {
+                    if case .success(let peer) = accepted.credentials, peer.uid == uid {
+                        return accepted.connection
                     }
-                    try? await connection.channel.close()
+                    try? await accepted.connection.channel.close()
                 }
                 return nil
             }
