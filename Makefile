@@ -142,7 +142,10 @@ BLUETOOTH_CONFIG ?= yes
 # HandoffCore: about twice the beacon recognitions per second (docs/BENCHMARKS.md).
 # No $ORIGIN run path: with the Swift runtime linked in, the programs load nothing from
 # their own directory (and Debian's lintian rejects custom library search paths).
-INSTALL_BUILD_FLAGS ?= -c release --static-swift-stdlib -Xswiftc -cross-module-optimization --disable-local-rpath
+# --no-export-dynamic undoes the -export-dynamic that the toolchain's static runtime links with
+# (static-stdlib-args.lnk): nothing looks the programs' symbols up, and the 30,000 of them cost
+# handoffd about 3 MiB of resident memory (docs/BENCHMARKS.md).
+INSTALL_BUILD_FLAGS ?= -c release --static-swift-stdlib -Xswiftc -cross-module-optimization --disable-local-rpath -Xlinker --no-export-dynamic
 
 # The programs make install installs (scripts/install.sh wants all three).
 INSTALL_PRODUCTS := handoffd handoffctl handoff-agent
@@ -177,7 +180,7 @@ DEB_PRODUCTS := $(INSTALL_PRODUCTS) handoff-example-viewer
 # never into dist/: that package is for the install test, not for users.
 DEB_BUILD_FLAGS ?= $(INSTALL_BUILD_FLAGS)
 DEB_COMPRESS ?= -Zxz
-DEB_TEST_BUILD_FLAGS = --static-swift-stdlib --disable-local-rpath $(shell SWIFT="$(SWIFT)" scripts/static-stdlib-link-flags.sh)
+DEB_TEST_BUILD_FLAGS = --static-swift-stdlib --disable-local-rpath -Xlinker --no-export-dynamic $(shell SWIFT="$(SWIFT)" scripts/static-stdlib-link-flags.sh)
 DEB_PACKAGES := $(MAN_PACKAGES) dpkg-dev lintian
 # The install test's throwaway root (mmdebstrap, from Debian's mirror) and its simulator bus.
 DEB_TEST_PACKAGES := mmdebstrap dbus-daemon

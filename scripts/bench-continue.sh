@@ -20,7 +20,7 @@ cd "$(dirname "$0")/.."
 SWIFT=${SWIFT:-swift}
 runs=${BENCH_CONTINUE_RUNS:-5}
 out=${BENCH_OUT:-docs/BENCHMARKS.md}
-flags="${INSTALL_BUILD_FLAGS:--c release --static-swift-stdlib -Xswiftc -cross-module-optimization} ${SWIFT_FLAGS:-}"
+flags="${INSTALL_BUILD_FLAGS:--c release --static-swift-stdlib -Xswiftc -cross-module-optimization --disable-local-rpath -Xlinker --no-export-dynamic} ${SWIFT_FLAGS:-}"
 say() { echo "bench-continue: $*" >&2; }
 
 [[ $(id -u) -eq 0 ]] || { say "FAILED: must run as root: qemu boots the kernel image in /boot"; exit 1; }

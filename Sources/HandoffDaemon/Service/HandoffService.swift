@@ -116,6 +116,11 @@ public struct HandoffService: Sendable {
                 gateway.closeAll()
             }),
             PartService("reload on SIGHUP", body: { await reloadOnHangup(daemon: daemon, notifier: notifier) }),
+            PartService("start-up pages", body: { [logger] in
+                try await Task.sleep(for: StartupPages.delay)
+                Self.releaseStartupPages(logger: logger)
+                try await Task.sleep(for: .seconds(1 << 40))
+            }),
         ]
         if let interval = notifier.watchdogInterval {
             parts.append(
@@ -139,6 +144,18 @@ public struct HandoffService: Sendable {
                 },
                 gracefulShutdownSignals: [.sigterm, .sigint],
                 logger: logger))
+    }
+
+    /// Hands the executable's start-up pages back to the kernel (`StartupPages`) and logs what it did.
+    static func releaseStartupPages(logger: Logger) {
+        switch StartupPages.release() {
+        case .success(let released):
+            let mib = { (kib: Int) in String(Double(kib * 10 / 1024) / 10) }
+            logger.info(
+                "start-up pages handed back to the kernel: \(released.advisedBytes >> 20) MiB of the executable advised, resident file pages (RssFile) \(mib(released.residentBefore)) -> \(mib(released.residentAfter)) MiB")
+        case .failure(let error):
+            logger.info("start-up pages kept: \(error)")
+        }
     }
 
     private func reloadOnHangup(daemon: HandoffDaemon, notifier: SystemdNotifier) async {
