@@ -10,9 +10,10 @@ import Glibc
 /// registration. Linux maps 64 KiB around each page it faults in (fault-around), so most of the
 /// executable's read-only segments end up resident (about 15 MiB of 22 on 2026-11-25), although a daemon
 /// that only scans and answers runs a fraction of that code. Once it has settled, handoffd asks the kernel
-/// (`madvise(MADV_PAGEOUT)`) to reclaim the read-only pages of its own executable. Only clean file pages no
-/// other process maps are reclaimed; whatever handoffd runs later comes back on first use, from the page
-/// cache or the disk, like any page the kernel reclaims under memory pressure. Writable and anonymous
+/// (`madvise(MADV_PAGEOUT)`) to reclaim the read-only pages of its own executable, and marks them
+/// `MADV_RANDOM`. Only clean file pages no other process maps are reclaimed; whatever handoffd runs later
+/// comes back on first use, from the page cache or the disk, like any page the kernel reclaims under memory
+/// pressure, and alone (no read-around). Writable and anonymous
 /// memory is untouched. A kernel older than 5.4 (no `MADV_PAGEOUT`) refuses the advice, and nothing changes.
 enum StartupPages {
     /// How long after `ready` the pages go back: the first scan, the advertisement and the GATT
@@ -41,10 +42,13 @@ enum StartupPages {
         let before = residentFileKiB()
         var advised = 0
         for range in ranges {
-            guard madvise(UnsafeMutableRawPointer(bitPattern: range.lowerBound), range.count, MADV_PAGEOUT) == 0
-            else {
+            let start = UnsafeMutableRawPointer(bitPattern: range.lowerBound)
+            guard madvise(start, range.count, MADV_PAGEOUT) == 0 else {
                 return .failure(StartupPagesError("madvise(MADV_PAGEOUT) refused: \(String(cString: strerror(errno)))"))
             }
+            // From now on the code handoffd runs is scattered over the executable: read back only the pages
+            // it touches, not the 128 KiB around each (read-around), which the kernel would then map too.
+            _ = madvise(start, range.count, MADV_RANDOM)
             advised += range.count
         }
         return .success(Released(residentBefore: before, residentAfter: residentFileKiB(), advisedBytes: advised))
