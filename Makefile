@@ -61,6 +61,7 @@ build: deps
 
 # Tests run one at a time: many start daemons and buses, and on a two-core machine
 # running them all at once only measures the scheduler (the whole suite takes ~2 min).
+# scripts/check-no-foundation.sh first: handoffd's own code links FoundationEssentials only.
 # Then the end-to-end suite on real bluetoothd (a few minutes; it fails, never skips,
 # when the VM cannot run), and the Debian package's install test (make deb-test) on a
 # package of the debug build above, relinked with the Swift runtime inside
@@ -70,6 +71,7 @@ build: deps
 # package and lintian ~70 s, the throwaway root from Debian's mirror 30-60 s.
 test: deps
 	$(SWIFT) build --build-tests $(SWIFT_FLAGS)
+	@SWIFT="$(SWIFT)" SWIFT_FLAGS="$(SWIFT_FLAGS)" scripts/check-no-foundation.sh handoffd
 	@scripts/suite.sh $(SWIFT) test --skip-build --no-parallel $(SWIFT_FLAGS)
 	$(MAKE) e2e E2E_BUILD=no
 	$(MAKE) deb-test-debug
@@ -95,6 +97,7 @@ e2e: deps
 
 check: deps
 	$(SWIFT) build --build-tests $(SWIFT_FLAGS)
+	@SWIFT="$(SWIFT)" SWIFT_FLAGS="$(SWIFT_FLAGS)" scripts/check-no-foundation.sh handoffd
 	$(SWIFT) test --skip-build --filter 'HandoffCoreTests|HandoffStoreTests|HandoffProtocolTests|DBusTests|DesktopEntriesTests' $(SWIFT_FLAGS)
 
 demo: build

@@ -59,7 +59,7 @@ enum StartupPages {
     static func readOnlyRanges(maps: String, inode: UInt64) -> [Range<UInt>] {
         maps.split(separator: "\n").compactMap { line in
             let fields = line.split(separator: " ", omittingEmptySubsequences: true)
-            guard fields.count >= 6, UInt64(fields[4]) == inode, !fields[1].contains("w") else { return nil }
+            guard fields.count >= 6, UInt64(fields[4]) == inode, !fields[1].utf8.contains(UInt8(ascii: "w")) else { return nil }
             let bounds = fields[0].split(separator: "-")
             guard bounds.count == 2, let start = UInt(bounds[0], radix: 16), let end = UInt(bounds[1], radix: 16),
                 start < end
