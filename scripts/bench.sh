@@ -810,10 +810,10 @@ target. The programs are linked with \`--no-export-dynamic\` (the toolchain's st
 started, handoffd hands the read-only pages of its executable back to the kernel
 (\`madvise(MADV_PAGEOUT)\`, \`StartupPages\`): start-up touched most of them once, the work after it
 needs a fraction, and what it needs comes back on first use (idle RSS 23.8 → 8.9 MiB, measured on an
-idle handoffd from outside with \`process_madvise\`). It marks them \`MADV_RANDOM\` too, so that each
-page comes back alone: with the read-around of 128 KiB that the kernel otherwise does, which fault-around
-then maps, an unpaced flood of 1000 devices brought 7.5 MiB of the executable back, and RSS with 1000
-and 10,000 devices was 21.1 and 24.4 MiB (make bench, 2026-11-25 15:47). The tables below are taken after that hand-back
+idle handoffd from outside with \`process_madvise\`). It marks them \`MADV_RANDOM\` too, so that a page
+comes back alone, without the 128 KiB of read-around that fault-around would then map (its share of the
+figures below was not measured apart: the run of 15:47 without it had Foundation linked back in by mistake,
+which scripts/check-no-foundation.sh now catches). The tables below are taken after that hand-back
 (the bench waits 11 s after each handoffd starts). Strangers' devices are held compact in the mirror
 (docs/architecture.md): ${per_device_text} (3.2 KiB a device, 28 MiB more at 10,000 devices than at 1000,
 on 2026-11-25 before they were).
