@@ -16,8 +16,8 @@ import Glibc
 /// pressure, and alone (no read-around). Writable and anonymous
 /// memory is untouched. A kernel older than 5.4 (no `MADV_PAGEOUT`) refuses the advice, and nothing changes.
 enum StartupPages {
-    /// How long after `ready` the pages go back: the first scan, the advertisement and the GATT
-    /// registration are done well before.
+    /// How long after handoffd starts the pages go back: it is ready, and the first scan, the advertisement
+    /// and the GATT registration are done, well before.
     static let delay: Duration = .seconds(10)
 
     /// The outcome of one `release()`: the resident file pages (`RssFile`, KiB) before and after, and how
@@ -77,7 +77,9 @@ enum StartupPages {
         return -1
     }
 
-    /// A `/proc` file whole (its size shows as 0, so it is read to the end).
+    /// A `/proc` file whole (its size shows as 0, so it is read to the end). Not `String(contentsOfFile:)`:
+    /// FoundationEssentials' stops after the first page of a `/proc` file (4037 of 4322 bytes of a
+    /// `/proc/PID/maps` on 2026-11-25), and handoffd's maps are several pages long.
     private static func readProcFile(_ path: String) -> String? {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { return nil }
