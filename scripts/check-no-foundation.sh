@@ -20,24 +20,19 @@ bin=$("${SWIFT:-swift}" build "${swift_flags[@]}" --show-bin-path)
 list="$bin/$product.product/Objects.LinkFileList"
 [[ -r "$list" ]] || { echo "check-no-foundation: $list is missing: build $product first" >&2; exit 2; }
 ours=$(ls Sources | paste -sd '|' -)
-found=0
-checked=0
+objects=()
 while read -r object; do
     module=$(basename "$(dirname "$object")" .build)
-    [[ "|$ours|" == *"|$module|"* || "|$ours|" == *"|${module//_/-}|"* ]] || continue
-    checked=$((checked + 1))
-    symbols=$(nm -u "$object" | awk '{ print $2 }' | grep -E '(^|[^0-9])10Foundation' || true)
-    if [[ -n "$symbols" ]]; then
-        found=1
-        echo "check-no-foundation: $object uses Foundation:"
-        while read -r symbol; do
-            echo "  $symbol  ($(swift demangle --compact "$symbol" 2>/dev/null || echo "?"))"
-        done <<<"$symbols"
-    fi
+    [[ "|$ours|" == *"|$module|"* || "|$ours|" == *"|${module//_/-}|"* ]] && objects+=("$object")
 done < <(tr -d '"' <"$list")
-(( checked > 0 )) || { echo "check-no-foundation: none of $product's objects is ours ($list)" >&2; exit 2; }
-if (( found )); then
+(( ${#objects[@]} > 0 )) || { echo "check-no-foundation: none of $product's objects is ours ($list)" >&2; exit 2; }
+# One nm for all of them: "OBJECT:                 U SYMBOL" per undefined symbol.
+found=$(nm -A -u "${objects[@]}" | awk '{ print $1, $NF }' | grep -E ' (.*[^0-9])?10Foundation' || true)
+if [[ -n "$found" ]]; then
+    while read -r object symbol; do
+        echo "check-no-foundation: ${object%:} uses Foundation: $symbol ($(swift demangle --compact "$symbol" 2>/dev/null || echo "?"))"
+    done <<<"$found"
     echo "check-no-foundation: $product must link FoundationEssentials only (import it under canImport, and call what it has)" >&2
     exit 1
 fi
-echo "check-no-foundation: $checked objects of ours in $product, none uses Foundation"
+echo "check-no-foundation: ${#objects[@]} objects of ours in $product, none uses Foundation"

@@ -119,7 +119,7 @@ public struct HandoffService: Sendable {
             PartService("start-up pages", body: { [logger] in
                 try await Task.sleep(for: StartupPages.delay)
                 Self.releaseStartupPages(logger: logger)
-                try await Task.sleep(for: .seconds(1 << 40))
+                try await PartService.idle()
             }),
         ]
         if let interval = notifier.watchdogInterval {

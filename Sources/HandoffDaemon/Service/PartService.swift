@@ -22,8 +22,11 @@ struct PartService: Service, CustomStringConvertible {
 
     /// A part that only waits, so that its `stop` runs in its turn.
     static func waiting(_ name: String, stop: @escaping @Sendable () async -> Void) -> PartService {
-        PartService(name, body: { try? await Task.sleep(for: .seconds(1 << 40)) }, stop: stop)
+        PartService(name, body: { try? await idle() }, stop: stop)
     }
+
+    /// Waits until cancelled: what a part whose work is done does (a part that returns shuts the group down).
+    static func idle() async throws { try await Task.sleep(for: .seconds(1 << 40)) }
 
     func run() async throws {
         let task = Task { try await body() }
