@@ -155,7 +155,9 @@ public final class FakeClient: Sendable {
             frame.withUnsafeBytes { bytes in
                 var offset = 0
                 while offset < bytes.count {
-                    let written = write(fd, bytes.baseAddress! + offset, bytes.count - offset)
+                    // MSG_NOSIGNAL: a client that has gone is EPIPE here, not a SIGPIPE that ends the test
+                    // process (it did once, in AgentNotificationTests, where nothing had ignored SIGPIPE yet).
+                    let written = Glibc.send(fd, bytes.baseAddress! + offset, bytes.count - offset, Int32(MSG_NOSIGNAL))
                     if written < 0, errno == EINTR { continue }
                     if written <= 0 { return }
                     offset += written
