@@ -7,15 +7,22 @@
 /// recognition (tag lookup, MAC, decryption: bytes in, fields out, for the
 /// current keys): the epoch window and replay checks still run on every hit.
 ///
-/// It is direct-mapped: `capacity` slots, indexed by low bits of the
-/// payload's MAC (an HMAC output, so uniform); a payload mapping to an
-/// occupied slot replaces the entry there. Only payloads whose MAC verified
-/// are stored, so a stranger cannot fill it, and a hit needs all 24 bytes
-/// equal, so it never answers for a payload it did not authenticate. The
-/// owner empties it whenever its keys change.
+/// It is an open-addressed table (linear probing) indexed by low bits of the
+/// payload's MAC (an HMAC output, so uniform), kept at most half full: every
+/// payload stored stays findable until the owner empties the cache, however
+/// many devices take turns (a direct-mapped cache of 1024 slots lost 62% of
+/// 1000 devices' payloads to collisions, and recomputed their MACs at every
+/// repeat). It starts small and doubles as it fills, up to `maximumCapacity`
+/// slots; a payload that would fill it past half at that size empties it
+/// first. Only payloads whose MAC verified are stored, so a stranger cannot
+/// fill it, and a hit needs all 24 bytes equal, so it never answers for a
+/// payload it did not authenticate. The owner empties it whenever its keys
+/// change.
 struct RepeatCache: Sendable {
-    /// Number of slots of a default cache.
-    static let defaultCapacity = 1024
+    /// Slots of a new cache.
+    static let initialCapacity = 64
+    /// The most slots a default cache grows to: 4096 payloads (about 350 KiB).
+    static let defaultMaximumCapacity = 8192
 
     private struct Entry: Sendable {
         /// The 24 payload bytes as three native-endian words.
@@ -25,16 +32,29 @@ struct RepeatCache: Sendable {
     }
 
     private var slots: [Entry?]
-    private let mask: Int
+    private var mask: Int
+    /// The most slots it grows to (a power of two).
+    let maximumCapacity: Int
     /// Number of occupied slots.
     private(set) var count = 0
 
-    /// An empty cache with `capacity` slots (rounded up to a power of two).
-    init(capacity: Int = RepeatCache.defaultCapacity) {
-        var size = 1
-        while size < capacity { size *= 2 }
+    /// An empty cache that grows to `maximumCapacity` slots (rounded up to a
+    /// power of two, at least 2), holding at most half as many payloads.
+    init(maximumCapacity: Int = RepeatCache.defaultMaximumCapacity) {
+        let maximum = Self.powerOfTwo(atLeast: max(2, maximumCapacity))
+        self.maximumCapacity = maximum
+        let size = min(Self.initialCapacity, maximum)
         slots = [Entry?](repeating: nil, count: size)
         mask = size - 1
+    }
+
+    /// Slots now.
+    var capacity: Int { slots.count }
+
+    private static func powerOfTwo(atLeast value: Int) -> Int {
+        var size = 1
+        while size < value { size *= 2 }
+        return size
     }
 
     @inline(__always)
@@ -47,28 +67,55 @@ struct RepeatCache: Sendable {
     }
 
     @inline(__always)
-    private func slot(_ p: UnsafeRawPointer) -> Int {
-        Int(p.loadUnaligned(fromByteOffset: BeaconFormat.macOffset, as: UInt32.self)) & mask
+    private static func home(_ words: (UInt64, UInt64, UInt64), mask: Int) -> Int {
+        // The third word holds bytes 16..<24; the MAC is bytes 19..<24 (BeaconFormat.macOffset), its top 40 bits.
+        Int(truncatingIfNeeded: UInt64(littleEndian: words.2) >> 24) & mask
     }
 
     /// The fields and account index stored for the 24 bytes at `p`, if any.
     @inline(__always)
     func lookup(_ p: UnsafeRawPointer) -> (fields: BeaconFields, account: Int)? {
-        guard let entry = slots[slot(p)] else { return nil }
         let words = Self.words(p)
-        guard entry.words.0 == words.0, entry.words.1 == words.1, entry.words.2 == words.2 else { return nil }
-        return (entry.fields, entry.account)
+        var index = Self.home(words, mask: mask)
+        // At most half full, so an empty slot ends every probe.
+        while let entry = slots[index] {
+            if entry.words.0 == words.0, entry.words.1 == words.1, entry.words.2 == words.2 {
+                return (entry.fields, entry.account)
+            }
+            index = (index + 1) & mask
+        }
+        return nil
     }
 
-    /// Stores what the authenticated 24 bytes at `p` opened to.
-    @inline(__always)
+    /// Stores what the authenticated 24 bytes at `p` opened to (replacing what
+    /// was stored for the same bytes).
     mutating func insert(_ p: UnsafeRawPointer, fields: BeaconFields, account: Int) {
-        let index = slot(p)
+        let words = Self.words(p)
+        if (count + 1) * 2 > slots.count {
+            if slots.count < maximumCapacity { grow() } else { removeAll() }
+        }
+        var index = Self.home(words, mask: mask)
+        while let entry = slots[index] {
+            if entry.words.0 == words.0, entry.words.1 == words.1, entry.words.2 == words.2 { break }
+            index = (index + 1) & mask
+        }
         if slots[index] == nil { count += 1 }
-        slots[index] = Entry(words: Self.words(p), fields: fields, account: account)
+        slots[index] = Entry(words: words, fields: fields, account: account)
     }
 
-    /// Forgets everything (the keys changed).
+    /// Doubles the slots, placing every entry anew.
+    private mutating func grow() {
+        let old = slots
+        slots = [Entry?](repeating: nil, count: old.count * 2)
+        mask = slots.count - 1
+        for case let entry? in old {
+            var index = Self.home(entry.words, mask: mask)
+            while slots[index] != nil { index = (index + 1) & mask }
+            slots[index] = entry
+        }
+    }
+
+    /// Forgets everything (the keys changed), keeping the slots it has.
     mutating func removeAll() {
         guard count > 0 else { return }
         for index in slots.indices { slots[index] = nil }

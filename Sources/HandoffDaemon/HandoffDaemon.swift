@@ -194,6 +194,8 @@ public actor HandoffDaemon {
     /// Tells the clients whose user may see the entry's account.
     func tell(_ name: EventName, _ entry: NearbyEntry) {
         let audience = clients.clients.values.filter { accounts.mayUse(entry.accountName, uid: $0.caller.uid) }
+        // Nobody to tell: no event is built (in a room full of our devices, most appear with no client connected).
+        guard !audience.isEmpty else { return }
         clients.events?.nearby(name, entry.wire, audience: audience.map(\.caller.client))
     }
 

@@ -65,6 +65,31 @@ import Testing
         await rig.stop()
     }
 
+    /// With `introductionDelay` (10 s in handoffd), B waits that long after it first heard A before it
+    /// introduces itself: one timer for every pending introduction, not a task each.
+    @Test func aDelayedIntroductionWaitsItsDelay() async throws {
+        var a = DaemonRig.settings
+        a.deviceName = "Ada's ThinkPad"
+        var b = DaemonRig.settings
+        b.deviceName = "Ada's desktop"
+        b.introductionDelay = .milliseconds(600)
+        let rig = try await DaemonNearbyTests.Pair(bHandles: [Self.type], settings: a, bSettings: b)
+        for side in [rig.a, rig.b] {
+            await side.daemon.apply(AdvertisingPolicy(advertise: true, type: .peripheral, availability: nil))
+        }
+        try await rig.bClient.call("subscribe")
+        try await rig.aClient.call("publish", ["type": Self.type, "title": "Chapter 3"])
+        _ = try await rig.bClient.event("appeared")
+        let heard = ContinuousClock.now
+        try await Task.sleep(for: .milliseconds(300))
+        #expect(rig.b.link!.written.withLock { $0 } == 0)
+        let named = try await rig.bClient.event("updated") { ($0["activity"] as? [String: Any])?["deviceName"] != nil }
+        #expect(ContinuousClock.now - heard >= .milliseconds(500))
+        #expect((named["activity"] as? [String: Any])?["deviceName"] as? String == "Ada's ThinkPad")
+        #expect(rig.b.link!.written.withLock { $0 } == 1)
+        await rig.stop()
+    }
+
     @Test func aDeviceOfAnotherAccountLearnsNothing() async throws {
         let rig = try await Self.named()
         let stranger = try await DaemonRig("c", air: rig.air, registry: rig.registry)

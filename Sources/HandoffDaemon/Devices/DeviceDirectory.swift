@@ -4,6 +4,7 @@ import FoundationEssentials
 import Foundation
 #endif
 import BlueZ
+import DequeModule
 import HandoffCore
 import HandoffStore
 
@@ -132,13 +133,35 @@ struct DeviceDirectory: Sendable {
 
     // MARK: Introductions
 
-    /// Entries whose delayed introduction is pending.
-    private var scheduled: Set<String> = []
+    /// Entries whose delayed introduction is pending, in the order they fall due (all wait the same
+    /// delay), and the same as a set.
+    private var scheduled: Deque<(id: String, due: ContinuousClock.Instant)> = []
+    private var scheduledIDs: Set<String> = []
+    /// Wakes the daemon when the first pending introduction falls due: one timer however many wait
+    /// (a room full of our devices appears at once), not a task each.
+    var introductionTimer = OneShotTimer()
 
-    /// Notes a delayed introduction for the nearby entry `id`; false when one is pending already.
-    mutating func scheduleIntroduction(_ id: String) -> Bool { scheduled.insert(id).inserted }
+    /// Notes a delayed introduction for the nearby entry `id`, due at `due` (no earlier than any
+    /// pending); false when one is pending already.
+    mutating func scheduleIntroduction(_ id: String, due: ContinuousClock.Instant) -> Bool {
+        guard scheduledIDs.insert(id).inserted else { return false }
+        scheduled.append((id, due))
+        return true
+    }
 
-    mutating func introductionFired(_ id: String) { scheduled.remove(id) }
+    /// Takes the pending introductions due by `now`, in order.
+    mutating func dueIntroductions(now: ContinuousClock.Instant) -> [String] {
+        var due: [String] = []
+        while let first = scheduled.first, first.due <= now {
+            scheduled.removeFirst()
+            scheduledIDs.remove(first.id)
+            due.append(first.id)
+        }
+        return due
+    }
+
+    /// When the first pending introduction falls due.
+    var nextIntroduction: ContinuousClock.Instant? { scheduled.first?.due }
 
     /// No introduction starts within this long of the end of another exchange over GATT (a
     /// continuation or an introduction): on the VM rig, connecting again to an origin that had just
@@ -181,6 +204,7 @@ struct DeviceDirectory: Sendable {
     /// Cancels the introduction under way (a continuation needs the link).
     mutating func cancelIntroduction() {
         introduction?.task.cancel()
+        introductionTimer.cancel()
     }
 }
 

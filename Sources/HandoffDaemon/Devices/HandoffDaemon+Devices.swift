@@ -35,23 +35,26 @@ extension HandoffDaemon {
             introduce(entry)
             return entry
         }
-        if devices.scheduleIntroduction(entry.id) {
-            let id = entry.id
-            Task { [weak self, delay = settings.introductionDelay] in
-                try? await Task.sleep(for: delay)
-                await self?.introduceLater(id)
-            }
+        if devices.scheduleIntroduction(entry.id, due: .now + settings.introductionDelay), !devices.introductionTimer.isSet {
+            scheduleIntroductions()
         }
         return entry
     }
 
-    /// The delayed introduction: if the entry is still nearby and its device still unknown.
-    private func introduceLater(_ id: String) {
-        devices.introductionFired(id)
-        guard let entry = nearby.entry(id), let key = key(entry.account),
-            devices.device(sending: entry.origin, key: key) == nil
-        else { return }
-        introduce(entry)
+    /// Sets the introductions' timer for the first pending one, if any.
+    private func scheduleIntroductions() {
+        devices.introductionTimer.set(at: devices.nextIntroduction) { [weak self] in await self?.introduceDue() }
+    }
+
+    /// The delayed introductions now due: each if its entry is still nearby and its device still unknown.
+    private func introduceDue() {
+        for id in devices.dueIntroductions(now: .now) {
+            guard let entry = nearby.entry(id), let key = key(entry.account),
+                devices.device(sending: entry.origin, key: key) == nil
+            else { continue }
+            introduce(entry)
+        }
+        scheduleIntroductions()
     }
 
     private func introduce(_ entry: NearbyEntry) {

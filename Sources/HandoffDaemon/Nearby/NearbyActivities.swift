@@ -65,7 +65,7 @@ struct NearbyActivities: Sendable {
         } catch .replayed(let origin, let sequence) {
             // bluetoothd reports an unchanged advertisement again: still nearby,
             // unless it is a copy (the registry decides).
-            let change = registry.heardAgain(
+            let change = registry.repeatHeard(
                 origin, sequence: sequence, rssi: report.rssi, device: report.device.rawValue,
                 address: report.address, wallClock: wallClock, now: instant)
             if case .copy = change { copies += 1 }

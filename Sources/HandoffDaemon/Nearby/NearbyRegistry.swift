@@ -178,13 +178,47 @@ public struct NearbyRegistry: Sendable {
         _ origin: BeaconOrigin, sequence: UInt16, rssi: Int16?, device: String?, address: String, wallClock: Date,
         now: ContinuousClock.Instant
     ) -> Change? {
-        guard let id = byOrigin[origin], var entry = entries[id] else { return nil }
-        guard sequence == entry.sequence else { return .copy(entry, .older) }
-        guard address == entry.beaconAddress else { return .copy(entry, .otherAddress) }
-        guard now - entry.beaconHeard <= freshness else { return .copy(entry, .stale) }
-        touch(&entry, rssi: Self.usableRSSI(rssi), device: device, wallClock: wallClock, now: now)
-        entries[id] = entry
-        return .refreshed(entry)
+        let outcome = repeatHeard(
+            origin, sequence: sequence, rssi: rssi, device: device, address: address, wallClock: wallClock, now: now)
+        guard let entry = entry(for: origin) else { return nil }
+        switch outcome {
+        case .refreshed: return .refreshed(entry)
+        case .copy(let copy): return .copy(entry, copy)
+        case .notListed: return nil
+        }
+    }
+
+    /// What `repeatHeard` did.
+    public enum Repeat: Sendable, Equatable {
+        case refreshed
+        case copy(Copy)
+        /// No entry has this origin.
+        case notListed
+    }
+
+    /// `heardAgain` without handing back the entry: the path of every repeat bluetoothd
+    /// reports, so the entry is read and changed where it lies, never copied.
+    public mutating func repeatHeard(
+        _ origin: BeaconOrigin, sequence: UInt16, rssi: Int16?, device: String?, address: String, wallClock: Date,
+        now: ContinuousClock.Instant
+    ) -> Repeat {
+        guard let id = byOrigin[origin], let index = entries.index(forKey: id) else { return .notListed }
+        // One inout access: the entry is checked and changed in its storage (a read through the
+        // subscript would copy all of it, each time).
+        return Self.repeatHeard(
+            &entries.values[index], sequence: sequence, rssi: Self.usableRSSI(rssi), device: device, address: address,
+            wallClock: wallClock, now: now, freshness: freshness, expires: now + expiry, smoothing: rssiSmoothing)
+    }
+
+    private static func repeatHeard(
+        _ entry: inout NearbyEntry, sequence: UInt16, rssi: Double?, device: String?, address: String, wallClock: Date,
+        now: ContinuousClock.Instant, freshness: Duration, expires: ContinuousClock.Instant, smoothing: Double
+    ) -> Repeat {
+        guard sequence == entry.sequence else { return .copy(.older) }
+        guard address == entry.beaconAddress else { return .copy(.otherAddress) }
+        guard now - entry.beaconHeard <= freshness else { return .copy(.stale) }
+        touch(&entry, rssi: rssi, device: device, wallClock: wallClock, expires: expires, smoothing: smoothing)
+        return .refreshed
     }
 
     /// Names an entry's origin device; returns the entry when that changed it.
@@ -225,12 +259,19 @@ public struct NearbyRegistry: Sendable {
         return gone.compactMap { remove($0) }
     }
 
-    private mutating func touch(
+    private func touch(
         _ entry: inout NearbyEntry, rssi: Double?, device: String?, wallClock: Date, now: ContinuousClock.Instant
     ) {
+        Self.touch(&entry, rssi: rssi, device: device, wallClock: wallClock, expires: now + expiry, smoothing: rssiSmoothing)
+    }
+
+    private static func touch(
+        _ entry: inout NearbyEntry, rssi: Double?, device: String?, wallClock: Date, expires: ContinuousClock.Instant,
+        smoothing rssiSmoothing: Double
+    ) {
         entry.lastSeen = wallClock
-        entry.expires = now + expiry
-        if let device { entry.device = device }
+        entry.expires = expires
+        if let device, device != entry.device { entry.device = device }
         if let rssi {
             entry.rssi = entry.rssi.map { $0 + rssiSmoothing * (rssi - $0) } ?? rssi
         }

@@ -95,10 +95,10 @@ public final class ClientGateway: ClientEvents, Sendable {
     // MARK: Events (ClientEvents)
 
     func nearby(_ name: EventName, _ activity: NearbyActivity, audience: [UInt64]) {
-        guard let frame = try? WireFormat.event(name, NearbyEvent(activity: activity)) else { return }
-        for connection in self.connections(audience) where connection.wants(type: activity.type) {
-            deliver(frame, to: connection)
-        }
+        let recipients = connections(audience).filter { $0.wants(type: activity.type) }
+        // Encoded once for all of them, and not at all for nobody.
+        guard !recipients.isEmpty, let frame = try? WireFormat.event(name, NearbyEvent(activity: activity)) else { return }
+        for connection in recipients { deliver(frame, to: connection) }
     }
 
     func send(_ name: EventName, _ data: some Encodable & Sendable, to client: UInt64) {
