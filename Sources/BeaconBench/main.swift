@@ -273,7 +273,7 @@ for accountCount in [1, 1_000] {
         // decryption and the replay-window lookup (nothing is recorded).
         var warmed = prepared
         for beacon in beacons { _ = try? warmed.recognize(beacon, now: now) }
-        // (The repeat cache holds at most 1,024 of the 200,000, so nearly every one is a miss.)
+        // (The repeat cache holds at most 2,048 of the 200,000, so nearly every one is a miss.)
         rows.append(("reject a replay, not in the repeat cache (MAC, decrypt, replay lookup), 1,000 accounts", measure(operations: recognizeCount) {
             var recognizer = warmed
             for beacon in beacons {

@@ -21,8 +21,10 @@
 struct RepeatCache: Sendable {
     /// Slots of a new cache.
     static let initialCapacity = 64
-    /// The most slots a default cache grows to: 4096 payloads (about 350 KiB).
-    static let defaultMaximumCapacity = 8192
+    /// The most slots a default cache grows to: 2048 payloads, in 320 KiB (80 bytes a slot). A
+    /// receiver's cache holds the beacons of its accounts' devices in the epoch window; 64 slots
+    /// (5 KiB) hold 32.
+    static let defaultMaximumCapacity = 4096
 
     private struct Entry: Sendable {
         /// The 24 payload bytes as three native-endian words.
