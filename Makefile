@@ -7,6 +7,7 @@
 #   make bench   measure, and write the figures to docs/BENCHMARKS.md
 #   make bench-continue   continue latency, LE L2CAP and streams on real bluetoothd in the VM rig (root)
 #   make bench-desktop    heard -> notification and Continue -> app on real bluetoothd (root)
+#   make bench-monitor    the advertisement monitor against discovery, a stranger flooding, on real bluetoothd (root)
 #   make fuzz    run the beacon decoder and the protocol dispatch under libFuzzer, FUZZ_SECONDS each (default 60)
 #   make deb     the Debian package dist/handoff_<version>_<arch>.deb (lintian-clean)
 #   make deb-test  install, run and purge that package in a throwaway Debian root (root)
@@ -49,7 +50,7 @@ E2E_BUILD ?= yes
 # app that serves and fetches a document.
 E2E_STREAMS_PRODUCTS := $(if $(or $(filter streams,$(E2E_SCENARIOS)),$(if $(strip $(E2E_SCENARIOS)),,$(filter private,$(E2E_CONFIGS)))),handoff-example-document)
 
-.PHONY: all deps build test check bench bench-continue bench-desktop fuzz demo clean e2e deb deb-test deb-test-debug
+.PHONY: all deps build test check bench bench-continue bench-desktop bench-monitor fuzz demo clean e2e deb deb-test deb-test-debug
 
 all: build
 
@@ -124,6 +125,14 @@ bench-continue: deps
 bench-desktop: deps
 	@scripts/deps.sh $(E2E_PACKAGES)
 	SWIFT="$(SWIFT)" SWIFT_FLAGS="$(SWIFT_FLAGS)" INSTALL_BUILD_FLAGS="$(INSTALL_BUILD_FLAGS)" scripts/bench-desktop.sh
+
+# The advertisement monitor against filtered discovery on real bluetoothd -E in the VM rig (root):
+# B's scan path "auto" and "off" in turn while a stranger floods from another controller; CPU of
+# handoffd, the dbus-daemon and bluetoothd, D-Bus signals, scan counters (BENCH_MONITOR_SECONDS a
+# phase, default 60; BENCH_MONITOR_LOGS=DIR writes the section again from an earlier run).
+bench-monitor: deps
+	@scripts/deps.sh $(E2E_PACKAGES)
+	SWIFT="$(SWIFT)" SWIFT_FLAGS="$(SWIFT_FLAGS)" INSTALL_BUILD_FLAGS="$(INSTALL_BUILD_FLAGS)" scripts/bench-monitor.sh
 
 fuzz: deps
 	scripts/fuzz.sh
