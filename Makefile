@@ -27,7 +27,7 @@ APT_PACKAGES := pkg-config libdbus-1-dev libbluetooth-dev \
 # (the guest sees the host's files): BlueZ with btvirt, a system bus, python3-dbus, jq.
 E2E_PACKAGES := qemu-system-x86 linux-image-amd64 busybox-static cpio kmod \
                 bluez bluez-test-tools dbus python3-dbus python3-gi jq
-# Scenarios to run (default: all fourteen in config private), e.g. make e2e E2E_SCENARIOS="discovery rotation".
+# Scenarios to run (default: all fifteen in config private), e.g. make e2e E2E_SCENARIOS="discovery rotation".
 E2E_SCENARIOS ?=
 # Bluetooth configurations to run them in, one guest boot each (docs/e2e.md): private (Privacy =
 # device, extended advertising: what make install sets up) and legacy (legacy advertising). legacy

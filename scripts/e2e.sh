@@ -7,7 +7,7 @@
 # example reader for the desktop scenario). Prints one PASS/FAIL line
 # per scenario and a summary, and names the folder with every log of the run.
 #
-# Usage: scripts/e2e.sh [SCENARIO...]     (default: all fourteen in config private; see docs/e2e.md)
+# Usage: scripts/e2e.sh [SCENARIO...]     (default: all fifteen in config private; see docs/e2e.md)
 # Environment:
 #   SWIFT, SWIFT_FLAGS  as in the Makefile: which build's binaries to run (built beforehand)
 #   E2E_LOGS            where the run's folder goes (default e2e-logs/; the folder is <timestamp>)
