@@ -47,28 +47,9 @@ mkdir -p "$W" "$LOGDIR"
 RESULTS=$LOGDIR/l2cap-results.jsonl; : > "$RESULTS"; : > "$LOGDIR/results.txt"
 PLOG=$LOGDIR/l2cap-probe.log
 
-PIDS=()
-cleanup() {
-    local i
-    for (( i=${#PIDS[@]}-1; i>=0; i-- )); do kill "${PIDS[$i]}" 2>/dev/null; done
-    sleep 0.5
-    for (( i=${#PIDS[@]}-1; i>=0; i-- )); do kill -9 "${PIDS[$i]}" 2>/dev/null; done
-}
-trap cleanup EXIT
-to_us() { local s=${2%.*} f=000000; [[ $2 == *.* ]] && f=${2#*.}000000; printf -v "$1" '%d' $(( s * 1000000 + 10#${f:0:6} )); }
-T_START=$EPOCHREALTIME
-log() { local now begin; to_us now "$EPOCHREALTIME"; to_us begin "$T_START"; echo "[l2cap $(( (now - begin) / 1000000 ))s] $*"; }
-exec {NAP_FD}<> <(:)
-nap() { read -r -t "$1" -u "$NAP_FD" _ || :; }
-wait_until() {
-    local _wu_end _wu_now; to_us _wu_end "$EPOCHREALTIME"; _wu_end=$(( _wu_end + $1 * 1000000 )); shift
-    while :; do
-        "$@" && return 0
-        to_us _wu_now "$EPOCHREALTIME"; (( _wu_now >= _wu_end )) && return 1
-        nap 0.2
-    done
-}
-FAILED=0
+LOG_NAME=l2cap
+# shellcheck source=guest-common.sh
+. "$HERE/guest-common.sh"
 pass() { echo "PASS $*" | tee -a "$LOGDIR/results.txt"; }
 fail() { echo "FAIL $*" | tee -a "$LOGDIR/results.txt"; FAILED=$((FAILED + 1)); }
 json() { jq -r "$2" <<<"$1"; }   # JSON FILTER
