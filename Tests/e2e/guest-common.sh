@@ -1,8 +1,8 @@
-# guest-common.sh: what the VM rig's benchmark guest scripts (guest-l2cap.sh, guest-monitor.sh) share.
+# guest-common.sh: what the VM rig's guest scripts (guest-e2e.sh, guest-l2cap.sh, guest-monitor.sh) share.
 # Sourced, not run. It defines PIDS (every background process: the caller appends, cleanup stops
 # them, newest first, TERM then KILL, at exit), to_us, log (each line prefixed "[$LOG_NAME Ns]",
 # seconds since it was sourced), nap and wait_until, and resets FAILED and PASSED. The caller sets
-# LOG_NAME first and defines its own pass and fail.
+# LOG_NAME first (or defines its own log after) and defines its own pass and fail.
 
 PIDS=()
 cleanup() {
@@ -19,6 +19,7 @@ log() { local now begin; to_us now "$EPOCHREALTIME"; to_us begin "$T_START"; ech
 exec {NAP_FD}<> <(:)                                                 # nap: read -t on a pipe nobody writes
 nap() { read -r -t "$1" -u "$NAP_FD" _ || :; }
 # wait_until SECONDS COMMAND...: runs COMMAND every 0.2 s until it succeeds (0) or time is up (1).
+# (Its locals have odd names: COMMAND may be a function that reads its caller's variables.)
 wait_until() {
     local _wu_end _wu_now; to_us _wu_end "$EPOCHREALTIME"; _wu_end=$(( _wu_end + $1 * 1000000 )); shift
     while :; do

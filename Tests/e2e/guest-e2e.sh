@@ -91,21 +91,10 @@ RESULTS="$LOGDIR/results.txt"
 : > "$RESULTS"
 
 # ------------------------------------------------------------------ helpers
-PIDS=()                        # every background process, stopped in reverse order on exit
-cleanup() {
-    local i
-    for (( i=${#PIDS[@]}-1; i>=0; i-- )); do kill "${PIDS[$i]}" 2>/dev/null; done
-    sleep 0.5
-    for (( i=${#PIDS[@]}-1; i>=0; i-- )); do kill -9 "${PIDS[$i]}" 2>/dev/null; done
-}
-trap cleanup EXIT
-
-# Times are unix seconds with microseconds, as $EPOCHREALTIME gives them.
-to_us() { # VAR TIME: TIME in microseconds, into VAR
-    local s=${2%.*} f=000000
-    [[ $2 == *.* ]] && f=${2#*.}000000
-    printf -v "$1" '%d' $(( s * 1000000 + 10#${f:0:6} ))
-}
+# PIDS (every background process, stopped in reverse order on exit), to_us, nap and wait_until.
+LOG_NAME=e2e
+# shellcheck source=guest-common.sh
+. "$HERE/guest-common.sh"
 le() { local a b; to_us a "$1"; to_us b "$2"; (( a <= b )); }          # le A B: A <= B
 secs() { # FROM TO: the seconds between, "1.23"
     local a b d sign=""; to_us a "$1"; to_us b "$2"; d=$(( b - a ))
@@ -121,20 +110,6 @@ stats() { # V...: "median M s, max X s (n N)"
     printf '%s\n' "$@" | sort -g | awk '{v[NR]=$1} END{m=(NR%2)?v[(NR+1)/2]:(v[NR/2]+v[NR/2+1])/2;
         printf "median %.2f s, max %.2f s (n %d)", m, v[NR], NR}'
 }
-exec {NAP_FD}<> <(:)                                                 # nap: read -t on a pipe nobody writes
-nap() { read -r -t "$1" -u "$NAP_FD" _ || :; }
-
-# wait_until SECONDS COMMAND...: runs COMMAND every 0.2 s until it succeeds (0) or time is up (1).
-# (Its locals have odd names: COMMAND may be a function that reads its caller's variables.)
-wait_until() {
-    local _wu_end _wu_now; to_us _wu_end "$EPOCHREALTIME"; _wu_end=$(( _wu_end + $1 * 1000000 )); shift
-    while :; do
-        "$@" && return 0
-        to_us _wu_now "$EPOCHREALTIME"; (( _wu_now >= _wu_end )) && return 1
-        nap 0.2
-    done
-}
-
 FAILED=0; PASSED=0
 CURRENT=""
 pass() { echo "PASS $CURRENT ($*)" | tee -a "$RESULTS"; PASSED=$((PASSED + 1)); }
