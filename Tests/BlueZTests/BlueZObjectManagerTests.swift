@@ -1,6 +1,7 @@
 import BlueZ
 import DBus
 import DBusTestSupport
+import Synchronization
 import Testing
 
 /// The mirror against a minimal fake bluetoothd whose `GetManagedObjects`
@@ -26,10 +27,26 @@ import Testing
                 path: hci0, interface: "org.freedesktop.DBus.Properties", member: "PropertiesChanged",
                 [.string(Adapter1.interface), .vardict(["Powered": .boolean(true)]), .strings([])])
         }
+        // As bluetoothd: the adapter is announced (unpowered until AutoEnable) before anything else
+        // about it. The mirror asks for the snapshot as soon as the name has an owner, which can be
+        // before this task goes on after `requestName`: whichever comes first announces it, so the
+        // announcement is always older than the snapshot and the signal (it was not, once, in a CI
+        // run, and the snapshot then rightly lost to it).
+        let announced = Mutex(false)
+        let announce: @Sendable () throws -> Void = {
+            try announced.withLock { done in
+                guard !done else { return }
+                try connection.emitSignal(
+                    path: "/", interface: "org.freedesktop.DBus.ObjectManager", member: "InterfacesAdded",
+                    [.objectPath(hci0), adapter(powered: false)])
+                done = true
+            }
+        }
         let manager = DBusInterface(
             "org.freedesktop.DBus.ObjectManager",
             methods: [
                 DBusMethod("GetManagedObjects", outputs: "a{oa{sa{sv}}}") { _ in
+                    try announce()
                     if signalFirst {
                         try signal()
                     } else {
@@ -42,11 +59,9 @@ import Testing
                 }
             ])
         _ = try await connection.export("/", interfaces: [manager])
-        // As bluetoothd: the name first, then the adapter, unpowered until AutoEnable.
+        // As bluetoothd: the name first, then the adapter.
         _ = try await connection.requestName(BlueZ.serviceName, flags: [.doNotQueue])
-        try connection.emitSignal(
-            path: "/", interface: "org.freedesktop.DBus.ObjectManager", member: "InterfacesAdded",
-            [.objectPath(hci0), adapter(powered: false)])
+        try announce()
         return connection
     }
 
