@@ -33,7 +33,8 @@ import Testing
     }
 
     /// Advertises connectably from hci0, finds the device on hci1, connects and
-    /// waits for ServicesResolved. Returns the Device1 path on hci1.
+    /// waits for ServicesResolved and the application's objects. Returns the
+    /// Device1 path on hci1.
     static func connect(_ h: H, advertiser: DBusConnection, type: String = "peripheral") async throws -> DBusObjectPath {
         let device = try await discover(h, advertiser: advertiser, type: type)
         // Connect at once, as a careful client does: not while discovering (see
@@ -42,6 +43,13 @@ import Testing
         try await h.call(device, H.deviceInterface, "Connect")
         try await eventually("ServicesResolved") {
             try await h.get(device, H.deviceInterface, "ServicesResolved") == .boolean(true)
+        }
+        // ServicesResolved may come before the objects (servicesResolvedFirst, as
+        // bluetoothd 5.66 once did): wait for the application's, as a client must.
+        let expected = try ["service0015", "service0015/char0016", "service0015/char001a"].map { try remote(device, $0) }
+        try await eventually("the remote GATT objects") {
+            let objects = try await h.managedObjects()
+            return expected.allSatisfy { objects[$0] != nil }
         }
         return device
     }
