@@ -15,8 +15,9 @@ import DBus
 /// object has `Type` "or_patterns" and `Patterns`; the optional RSSI
 /// properties are left out (no RSSI thresholds: every matching advertisement
 /// counts, whatever its strength). `Release`, `Activate`, `DeviceFound` and
-/// `DeviceLost` are handed to `onEvent` with the object's path, on the
-/// connection's task.
+/// `DeviceLost` are handed to `onEvent` with the object's path and the
+/// caller's unique bus name, on the connection's task: anyone on the bus can
+/// call them, so the owner decides whose word counts (bluetoothd's alone).
 public final class AdvertisementMonitor1: Sendable {
     public static let interface = "org.bluez.AdvertisementMonitor1"
     /// The most patterns one monitor object gets: the most bluetoothd can pass
@@ -48,7 +49,7 @@ public final class AdvertisementMonitor1: Sendable {
     ///   is already exported there.
     public static func export(
         _ patterns: [AdvertisementPattern], root: DBusObjectPath, on connection: DBusConnection,
-        onEvent: @escaping @Sendable (DBusObjectPath, AdvertisementMonitorEvent) -> Void
+        onEvent: @escaping @Sendable (DBusObjectPath, AdvertisementMonitorEvent, _ sender: String?) -> Void
     ) async throws -> AdvertisementMonitor1 {
         guard !patterns.isEmpty, patterns.allSatisfy(\.isValid) else {
             throw DBusError(.invalidArgs, "an or_patterns monitor needs 1 or more patterns of 1…31 bytes within 31")
@@ -74,7 +75,7 @@ public final class AdvertisementMonitor1: Sendable {
 
     private static func makeInterface(
         _ patterns: [AdvertisementPattern], _ path: DBusObjectPath,
-        _ onEvent: @escaping @Sendable (DBusObjectPath, AdvertisementMonitorEvent) -> Void
+        _ onEvent: @escaping @Sendable (DBusObjectPath, AdvertisementMonitorEvent, _ sender: String?) -> Void
     ) -> DBusInterface {
         @Sendable func device(_ call: DBusMessage) throws -> DBusObjectPath {
             guard case .objectPath(let device)? = call.body.first else {
@@ -86,20 +87,20 @@ public final class AdvertisementMonitor1: Sendable {
         return DBusInterface(
             interface,
             methods: [
-                DBusMethod("Release") { _ in
-                    onEvent(path, .released)
+                DBusMethod("Release") { call in
+                    onEvent(path, .released, call.sender)
                     return []
                 },
-                DBusMethod("Activate") { _ in
-                    onEvent(path, .activated)
+                DBusMethod("Activate") { call in
+                    onEvent(path, .activated, call.sender)
                     return []
                 },
                 DBusMethod("DeviceFound", inputs: "o", argumentNames: ["device"]) { call in
-                    onEvent(path, .deviceFound(try device(call)))
+                    onEvent(path, .deviceFound(try device(call)), call.sender)
                     return []
                 },
                 DBusMethod("DeviceLost", inputs: "o", argumentNames: ["device"]) { call in
-                    onEvent(path, .deviceLost(try device(call)))
+                    onEvent(path, .deviceLost(try device(call)), call.sender)
                     return []
                 },
             ],

@@ -130,6 +130,10 @@ public final class BlueZObjectManager: Sendable {
     /// True while bluetoothd is on the bus.
     public var isServicePresent: Bool { state.withLock { $0.owner != nil } }
 
+    /// The unique bus name of the bluetoothd that owns org.bluez now (nil
+    /// while none does): a new one each time bluetoothd starts.
+    public var serviceOwner: String? { state.withLock { $0.owner } }
+
     /// Every object, with its interfaces.
     public var objects: [DBusObjectPath: Interfaces] {
         state.withLock { state in

@@ -8,9 +8,15 @@ import DBus
 /// instead of starting discovery (handoffd's: docs/e2e.md, "AdvertisementMonitor").
 /// Advertisements that match no pattern then never reach the bus. When bluetoothd offers no such manager, refuses the
 /// registration, or releases the monitor, the radio falls back to filtered
-/// discovery until bluetoothd restarts or the adapter goes or changes, logging
-/// why once; then the monitor is registered again. A Release that comes after
-/// the adapter went is not a refusal: it is ignored.
+/// discovery, logging why once: until the manager appears on the adapter (it
+/// had none), or else until bluetoothd restarts or the adapter goes or changes;
+/// then the monitor is registered again. One registration per bluetoothd run:
+/// a pass while bluetoothd's tree is still loading may register it, and the
+/// tree's arrival does not register it again. A Release that comes after the
+/// adapter went is not a refusal: it is ignored, and so is every monitor call
+/// from anyone but the bluetoothd that owns org.bluez now (a local user could
+/// otherwise push the radio off the monitor, or an old bluetoothd's late
+/// Release could).
 extension LERadio {
     /// Where the monitor application lives: beside the advertisement objects.
     var monitorRoot: DBusObjectPath {
@@ -26,7 +32,7 @@ extension LERadio {
         guard !configuration.monitorPatterns.isEmpty, monitorFallback == nil else { return false }
         guard let manager = manager.advertisementMonitorManager(of: adapter.path), manager.offersOrPatterns else {
             fallBack("bluetoothd offers no AdvertisementMonitorManager1 with or_patterns on \(adapter.interfaceName) "
-                + "(BlueZ marks it experimental: bluetoothd -E)")
+                + "(BlueZ marks it experimental: bluetoothd -E)", untilManagerAppears: true)
             return false
         }
         if monitorRegistered { return true }
@@ -36,8 +42,8 @@ extension LERadio {
         } else {
             monitor = try await AdvertisementMonitor1.export(
                 configuration.monitorPatterns, root: monitorRoot, on: connection
-            ) { [weak self] _, event in
-                Task { await self?.monitorEvent(event) }
+            ) { [weak self] _, event, sender in
+                Task { await self?.monitorEvent(event, from: sender) }
             }
             self.monitor = monitor
         }
@@ -55,10 +61,12 @@ extension LERadio {
         return true
     }
 
-    /// Falls back to discovery until bluetoothd restarts; says why once.
-    func fallBack(_ why: String) {
+    /// Falls back to discovery until bluetoothd restarts (or, `untilManagerAppears`,
+    /// until the adapter gets an AdvertisementMonitorManager1); says why once.
+    func fallBack(_ why: String, untilManagerAppears: Bool = false) {
         guard monitorFallback == nil else { return }
         monitorFallback = why
+        monitorFallbackAwaitsManager = untilManagerAppears
         monitorRegistered = false
         monitorActive = false
         logger.notice("\(why); scanning with filtered discovery instead")
@@ -70,10 +78,29 @@ extension LERadio {
         monitorRegistered = false
         monitorActive = false
         monitorFallback = nil
+        monitorFallbackAwaitsManager = false
     }
 
-    func monitorEvent(_ event: AdvertisementMonitorEvent) async {
+    /// The adapter gained interfaces: when one is the monitor manager it had
+    /// lacked, the fallback ends. True when a pass is needed for it.
+    func monitorManagerAppeared(on path: DBusObjectPath, _ interfaces: [String]) -> Bool {
+        guard interfaces.contains(AdvertisementMonitorManager1.interface), path == adapter?.path,
+            monitorFallback != nil, monitorFallbackAwaitsManager
+        else { return false }
+        monitorFallback = nil
+        monitorFallbackAwaitsManager = false
+        return true
+    }
+
+    /// A call on the monitor objects. Only the bluetoothd that owns org.bluez
+    /// now is heard; anyone else's call, or a late one from a bluetoothd that
+    /// has since gone, is ignored.
+    func monitorEvent(_ event: AdvertisementMonitorEvent, from sender: String?) async {
         guard !stopped else { return }
+        guard let sender, sender == manager.serviceOwner else {
+            logger.debug("ignored \(event) on the advertisement monitor from \(sender ?? "nobody"): not bluetoothd")
+            return
+        }
         switch event {
         case .activated:
             monitorActive = true

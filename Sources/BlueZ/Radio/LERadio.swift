@@ -100,6 +100,8 @@ public actor LERadio: Radio {
     var monitorActive = false
     /// Why the radio fell back to discovery, until bluetoothd restarts.
     var monitorFallback: String?
+    /// The fallback is for want of a monitor manager: it ends when one appears.
+    var monitorFallbackAwaitsManager = false
 
     public init(
         connection: DBusConnection, manager: BlueZObjectManager, configuration: Configuration = Configuration(),
@@ -190,6 +192,7 @@ public actor LERadio: Radio {
         case .serviceAppeared, .serviceVanished: true
         case .interfacesAdded(_, let interfaces):
             interfaces[Adapter1.interface] != nil || interfaces[LEAdvertisingManager1.interface] != nil
+                || interfaces[AdvertisementMonitorManager1.interface] != nil
         case .interfacesRemoved(_, let names): names.contains(Adapter1.interface)
         case .propertiesChanged(_, let interface, _, _, _): interface == Adapter1.interface
         }
@@ -204,13 +207,16 @@ public actor LERadio: Radio {
             powerCycledForStaleScan = nil
             return true
         case .serviceAppeared:
-            // A fresh bluetoothd: failures before it say nothing about it.
+            // A fresh bluetoothd: failures before it say nothing about it. The
+            // monitor state was forgotten when the last one went (serviceVanished);
+            // what a pass did since, while the tree loaded, was with this one.
             reconciler.resetBackoff()
             powerCycledForStaleScan = nil
-            forgetMonitor()
             return true
-        case .interfacesAdded(_, let interfaces):
-            return interfaces[Adapter1.interface] != nil || interfaces[LEAdvertisingManager1.interface] != nil
+        case .interfacesAdded(let path, let interfaces):
+            let managerAppeared = monitorManagerAppeared(on: path, Array(interfaces.keys))
+            return managerAppeared || interfaces[Adapter1.interface] != nil
+                || interfaces[LEAdvertisingManager1.interface] != nil
         case .interfacesRemoved(let path, let names):
             if path == adapter?.path && names.contains(Adapter1.interface) {
                 forgetAdapterState()
