@@ -1,3 +1,4 @@
+import DBusTestSupport
 import Foundation
 import Glibc
 import HandoffCore
@@ -152,8 +153,48 @@ import Testing
         }
     }
 
-    /// A reader that does not read stops the writer on the other side: NIO stops reading at a few SDUs, the
-    /// socket buffers fill, and `send` waits; nothing grows without bound. Then all 10 MB arrive intact.
+    /// A consumer that reads nothing for a while does not leave the SDUs in the kernel's queue (where Linux
+    /// 6.1's L2CAP loses or reorders them once it is full, docs/continuation.md 10.6): NIO reads up to
+    /// `bufferedSDUs` ahead, so 400 KB of frames leave the socket although nobody consumes them yet.
+    @Test func aStalledConsumerStillDrainsTheSocketUpToItsReadAhead() async throws {
+        let directory = try Self.directory()
+        defer { Self.cleanUp(directory) }
+        let listener = try await LocalStreamTransport(directory: directory, adapterAddress: Self.origin).listen()
+        defer { listener.close() }
+        let continuing = LocalStreamTransport(directory: directory, adapterAddress: Self.continuing)
+        let group = MultiThreadedEventLoopGroup.singleton
+        let outgoing = try await StreamChannelIO.open(
+            continuing.connect(to: Self.peer(), psm: listener.psm, timeout: .seconds(1)), group: group)
+        let incoming = try await StreamChannelIO.open(listener.accept(), group: group)
+        let unit = 2048
+        let count = 200
+        #expect(count < StreamChannelIO.bufferedSDUs)
+        let sent = ManagedAtomicCounter()
+        try await outgoing.channel.executeThenClose { _, _ in
+            try await incoming.channel.executeThenClose { inbound, _ in
+                let writer = Task {
+                    for k in 0..<count {
+                        try await StreamChannelIO.send(
+                            [UInt8](repeating: UInt8(truncatingIfNeeded: k), count: unit), sendUnit: unit,
+                            on: outgoing.channel.channel)
+                        sent.set(k + 1)
+                    }
+                }
+                try await eventually(within: .seconds(10)) { sent.value == count }
+                // Then every SDU arrives, in order.
+                var iterator = inbound.makeAsyncIterator()
+                for k in 0..<count {
+                    let buffer = try #require(try await iterator.next())
+                    #expect(Array(buffer.readableBytesView) == [UInt8](repeating: UInt8(truncatingIfNeeded: k), count: unit))
+                }
+                try await writer.value
+            }
+        }
+    }
+
+    /// A reader that does not read stops the writer on the other side: NIO stops reading at `bufferedSDUs`
+    /// (about 512 KiB), the socket buffers fill, and `send` waits; nothing grows without bound. Then all 10 MB
+    /// arrive intact.
     @Test func aSlowReaderHoldsTheWriterBackAndTenMegabytesArriveIntact() async throws {
         let directory = try Self.directory()
         defer { Self.cleanUp(directory) }
