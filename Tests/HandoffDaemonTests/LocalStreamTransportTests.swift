@@ -28,6 +28,25 @@ import Testing
         StreamPeer(adapterAddress: continuing, address: address, addressType: "random")
     }
 
+    /// A listener of the origin in `directory` (close it when done) and one channel from the continuing side
+    /// through it, both ends driven by NIO.
+    static func channelPair(in directory: String, sendUnit: Int = StreamFormat.maximumFrameLength) async throws
+        -> (listener: any StreamTransportListener, outgoing: StreamChannelIO, incoming: StreamChannelIO)
+    {
+        let listener = try await LocalStreamTransport(directory: directory, adapterAddress: Self.origin, sendUnit: sendUnit)
+            .listen()
+        do {
+            let continuing = LocalStreamTransport(directory: directory, adapterAddress: Self.continuing, sendUnit: sendUnit)
+            let group = MultiThreadedEventLoopGroup.singleton
+            let outgoing = try await StreamChannelIO.open(
+                continuing.connect(to: peer(), psm: listener.psm, timeout: .seconds(1)), group: group)
+            return (listener, outgoing, try await StreamChannelIO.open(listener.accept(), group: group))
+        } catch {
+            listener.close()
+            throw error
+        }
+    }
+
     @Test func eachListenerGetsAFreePSMOfTheDynamicRangeAndAConnectionReachesIt() async throws {
         let directory = try Self.directory()
         defer { Self.cleanUp(directory) }
@@ -125,14 +144,8 @@ import Testing
     @Test func recordsKeepTheirBoundariesAndAreNeverTruncated() async throws {
         let directory = try Self.directory()
         defer { Self.cleanUp(directory) }
-        let listener = try await LocalStreamTransport(directory: directory, adapterAddress: Self.origin, sendUnit: 60_000)
-            .listen()
+        let (listener, outgoing, incoming) = try await Self.channelPair(in: directory, sendUnit: 60_000)
         defer { listener.close() }
-        let continuing = LocalStreamTransport(directory: directory, adapterAddress: Self.continuing, sendUnit: 60_000)
-        let group = MultiThreadedEventLoopGroup.singleton
-        let outgoing = try await StreamChannelIO.open(
-            continuing.connect(to: Self.peer(), psm: listener.psm, timeout: .seconds(1)), group: group)
-        let incoming = try await StreamChannelIO.open(listener.accept(), group: group)
         let payload = (0..<125_001).map { UInt8(truncatingIfNeeded: $0 &* 7) }
         try await outgoing.channel.executeThenClose { _, _ in
             try await incoming.channel.executeThenClose { inbound, _ in
@@ -159,13 +172,8 @@ import Testing
     @Test func aStalledConsumerStillDrainsTheSocketUpToItsReadAhead() async throws {
         let directory = try Self.directory()
         defer { Self.cleanUp(directory) }
-        let listener = try await LocalStreamTransport(directory: directory, adapterAddress: Self.origin).listen()
+        let (listener, outgoing, incoming) = try await Self.channelPair(in: directory)
         defer { listener.close() }
-        let continuing = LocalStreamTransport(directory: directory, adapterAddress: Self.continuing)
-        let group = MultiThreadedEventLoopGroup.singleton
-        let outgoing = try await StreamChannelIO.open(
-            continuing.connect(to: Self.peer(), psm: listener.psm, timeout: .seconds(1)), group: group)
-        let incoming = try await StreamChannelIO.open(listener.accept(), group: group)
         let unit = 2048
         let count = 200
         #expect(count < StreamChannelIO.bufferedSDUs)
@@ -198,13 +206,8 @@ import Testing
     @Test func aSlowReaderHoldsTheWriterBackAndTenMegabytesArriveIntact() async throws {
         let directory = try Self.directory()
         defer { Self.cleanUp(directory) }
-        let listener = try await LocalStreamTransport(directory: directory, adapterAddress: Self.origin).listen()
+        let (listener, outgoing, incoming) = try await Self.channelPair(in: directory)
         defer { listener.close() }
-        let continuing = LocalStreamTransport(directory: directory, adapterAddress: Self.continuing)
-        let group = MultiThreadedEventLoopGroup.singleton
-        let outgoing = try await StreamChannelIO.open(
-            continuing.connect(to: Self.peer(), psm: listener.psm, timeout: .seconds(1)), group: group)
-        let incoming = try await StreamChannelIO.open(listener.accept(), group: group)
         let chunk = 64 * 1024
         let blocks = 160  // 10 MB
         let base = (0..<chunk).map { UInt8(truncatingIfNeeded: $0 &* 31) }

@@ -18,6 +18,14 @@ import DBus
 /// otherwise push the radio off the monitor, or an old bluetoothd's late
 /// Release could).
 extension LERadio {
+    /// Until when the radio stays on discovery after falling back.
+    enum MonitorFallback {
+        /// bluetoothd offered no monitor manager on the adapter: until it does.
+        case untilManagerAppears
+        /// bluetoothd refused or released the monitor: until it restarts, or the adapter goes or changes.
+        case untilBluetoothdRestarts
+    }
+
     /// Where the monitor application lives: beside the advertisement objects.
     var monitorRoot: DBusObjectPath {
         let base = configuration.advertisementPath.rawValue
@@ -32,7 +40,7 @@ extension LERadio {
         guard !configuration.monitorPatterns.isEmpty, monitorFallback == nil else { return false }
         guard let manager = manager.advertisementMonitorManager(of: adapter.path), manager.offersOrPatterns else {
             fallBack("bluetoothd offers no AdvertisementMonitorManager1 with or_patterns on \(adapter.interfaceName) "
-                + "(BlueZ marks it experimental: bluetoothd -E)", untilManagerAppears: true)
+                + "(BlueZ marks it experimental: bluetoothd -E)", until: .untilManagerAppears)
             return false
         }
         if monitorRegistered { return true }
@@ -61,12 +69,11 @@ extension LERadio {
         return true
     }
 
-    /// Falls back to discovery until bluetoothd restarts (or, `untilManagerAppears`,
-    /// until the adapter gets an AdvertisementMonitorManager1); says why once.
-    func fallBack(_ why: String, untilManagerAppears: Bool = false) {
+    /// Falls back to discovery until bluetoothd restarts (or, `until` says so, until the
+    /// adapter gets an AdvertisementMonitorManager1); says why once.
+    func fallBack(_ why: String, until: MonitorFallback = .untilBluetoothdRestarts) {
         guard monitorFallback == nil else { return }
-        monitorFallback = why
-        monitorFallbackAwaitsManager = untilManagerAppears
+        monitorFallback = until
         monitorRegistered = false
         monitorActive = false
         logger.notice("\(why); scanning with filtered discovery instead")
@@ -78,17 +85,13 @@ extension LERadio {
         monitorRegistered = false
         monitorActive = false
         monitorFallback = nil
-        monitorFallbackAwaitsManager = false
     }
 
-    /// The adapter gained interfaces: when one is the monitor manager it had
-    /// lacked, the fallback ends. True when a pass is needed for it.
-    func monitorManagerAppeared(on path: DBusObjectPath, _ interfaces: [String]) -> Bool {
-        guard interfaces.contains(AdvertisementMonitorManager1.interface), path == adapter?.path,
-            monitorFallback != nil, monitorFallbackAwaitsManager
-        else { return false }
+    /// An AdvertisementMonitorManager1 appeared at `path`: when it is the one our
+    /// adapter had lacked, the fallback ends. True when a pass is needed for it.
+    func monitorManagerAppeared(on path: DBusObjectPath) -> Bool {
+        guard path == adapter?.path, monitorFallback == .untilManagerAppears else { return false }
         monitorFallback = nil
-        monitorFallbackAwaitsManager = false
         return true
     }
 

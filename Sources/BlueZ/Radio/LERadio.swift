@@ -98,10 +98,8 @@ public actor LERadio: Radio {
     var monitorRegistered = false
     /// bluetoothd called Activate on it.
     var monitorActive = false
-    /// Why the radio fell back to discovery, until bluetoothd restarts.
-    var monitorFallback: String?
-    /// The fallback is for want of a monitor manager: it ends when one appears.
-    var monitorFallbackAwaitsManager = false
+    /// The radio fell back to discovery, and until when (LERadio+Monitor.swift).
+    var monitorFallback: MonitorFallback?
 
     public init(
         connection: DBusConnection, manager: BlueZObjectManager, configuration: Configuration = Configuration(),
@@ -214,9 +212,10 @@ public actor LERadio: Radio {
             powerCycledForStaleScan = nil
             return true
         case .interfacesAdded(let path, let interfaces):
-            let managerAppeared = monitorManagerAppeared(on: path, Array(interfaces.keys))
-            return managerAppeared || interfaces[Adapter1.interface] != nil
-                || interfaces[LEAdvertisingManager1.interface] != nil
+            if interfaces[AdvertisementMonitorManager1.interface] != nil && monitorManagerAppeared(on: path) {
+                return true
+            }
+            return interfaces[Adapter1.interface] != nil || interfaces[LEAdvertisingManager1.interface] != nil
         case .interfacesRemoved(let path, let names):
             if path == adapter?.path && names.contains(Adapter1.interface) {
                 forgetAdapterState()
