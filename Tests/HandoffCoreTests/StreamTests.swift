@@ -233,6 +233,73 @@ import Testing
         #expect(throws: StreamError.unexpectedFrame("bytes after the end frame")) { try opener.next() }
     }
 
+    /// What an opener makes of `units`, each an SDU (`receive(unit:)`): the data, the error (`finish`
+    /// included), and how many frames it held.
+    static func receive(units: [[UInt8]], by role: StreamRole = .origin) -> (data: [UInt8], error: StreamError?, held: Int) {
+        var opener = keys().opener(for: role)
+        var frames: [StreamFrame] = []
+        do throws(StreamError) {
+            for unit in units { frames += try opener.receive(unit: unit) }
+            try opener.finish()
+            return (data(of: frames), nil, opener.framesReordered)
+        } catch {
+            return (data(of: frames), error, opener.framesReordered)
+        }
+    }
+
+    @Test func framesInSDUsOfTheirOwnMayComeOutOfOrderWithinTheWindow() throws {
+        var sealer = Self.keys().sealer(for: .continuing)
+        let hello = try sealer.hello()
+        let data = try (1...40).map { try sealer.seal([UInt8($0)]) }  // frames 1…40
+        let end = try sealer.end()  // frame 41
+        let (one, two) = (data[0], data[1])
+        var reverse = Self.keys().sealer(for: .origin)
+        _ = try reverse.hello()
+        let otherOne = try reverse.seal([1])
+        let all = Array(1...40).map(UInt8.init)
+        let cases: [(String, [[UInt8]], [UInt8], StreamError?, Int)] = [
+            ("in order", [hello] + data + [end], all, nil, 0),
+            ("swapped", [hello, two, one] + data.dropFirst(2) + [end], all, nil, 1),
+            ("end moved up", [hello] + data.dropLast() + [end, data[39]], all, nil, 1),
+            ("31 ahead", [hello, data[31]] + data.prefix(31) + data.suffix(8) + [end], all, nil, 1),
+            ("32 ahead", [hello, data[32]] + data + [end], [], .authenticationFailed(frame: 1), 0),
+            ("2…31 reversed", [hello, one] + data[1..<31].reversed() + data.suffix(9) + [end], all, nil, 29),
+            ("replayed while held", [hello, two, two, one, end], [], .authenticationFailed(frame: 1), 1),
+            ("replayed after delivery", [hello, one, one], [1], .authenticationFailed(frame: 2), 0),
+            ("dropped, then 31 more", [hello] + data.dropFirst() + [end], [], .authenticationFailed(frame: 1), 31),
+            ("dropped before the end", [hello] + data.dropLast() + [end], Array(all.dropLast()), .truncated, 1),
+            ("other direction's frame", [hello, otherOne], [], .authenticationFailed(frame: 1), 0),
+            ("hello not first", [one, hello], [], .handshakeFailed, 0),
+            ("two frames in one SDU are bytes in order", [hello, two + one], [], .authenticationFailed(frame: 1), 0),
+            ("a frame after the end", [hello] + data + [end, one], all, .unexpectedFrame("bytes after the end frame"), 0),
+        ]
+        for (name, units, expectedData, expectedError, expectedHeld) in cases {
+            let result = Self.receive(units: units)
+            #expect(result.data == expectedData, "\(name)")
+            #expect(result.error == expectedError, "\(name)")
+            #expect(result.held == expectedHeld, "\(name)")
+        }
+    }
+
+    @Test func sealFramesFitsEachFrameIntoTheSendUnit() throws {
+        let data = Self.pattern(5000)
+        for limit in [20, 23, 100, 2048, 4096] {
+            var sealer = Self.keys().sealer(for: .origin)
+            let hello = try sealer.hello()
+            let frames = try sealer.sealFrames(data, maximumFrameLength: limit)
+            let longest = min(limit, StreamFormat.maximumFrameLength)
+            #expect(frames.allSatisfy { $0.count <= longest }, "\(limit)")
+            #expect(frames.count == (data.count + longest - 20) / (longest - 19), "\(limit)")
+            let result = Self.receive(units: [hello] + frames + [try sealer.end()], by: .continuing)
+            #expect(result.data == data && result.error == nil, "\(limit)")
+        }
+        var sealer = Self.keys().sealer(for: .origin)
+        _ = try sealer.hello()
+        var joined = Self.keys().sealer(for: .origin)
+        _ = try joined.hello()
+        #expect(try sealer.sealFrames(data).flatMap { $0 } == joined.seal(data))
+    }
+
     @Test func aTruncatedStreamIsNotACleanEnd() throws {
         let (all, frames) = try Self.wire(Self.pattern(5000), from: .origin)
         let cut = Self.receive([all.dropLast(frames.last!.count)], by: .continuing)

@@ -183,16 +183,19 @@ import Testing
     /// The origin's app keeps its output open until its input ended, so the relay can still abort.
     static func origin(
         handshakeTimeout: Duration = .seconds(5), idleTimeout: Duration = .seconds(60), appWrites: [UInt8] = [],
-        holdOutput: Bool = true, appComes: Bool = true, claim: @escaping @Sendable () -> Bool = { true }
+        holdOutput: Bool = true, appComes: Bool = true, claim: @escaping @Sendable () -> Bool = { true },
+        reordered: (@Sendable (Int) -> Void)? = nil, sendUnit: Int = StreamFormat.maximumFrameLength
     ) async throws -> Origin {
         let directory = try LocalStreamTransportTests.directory()
-        let listener = try await LocalStreamTransport(directory: directory, adapterAddress: LocalStreamTransportTests.origin)
-            .listen()
+        let listener = try await LocalStreamTransport(
+            directory: directory, adapterAddress: LocalStreamTransportTests.origin, sendUnit: sendUnit
+        ).listen()
         let keys = keys(psm: listener.psm)
         let apps = try await appPair()
         var relay = StreamRelay(role: .origin, keys: keys)
         relay.handshakeTimeout = handshakeTimeout
         relay.idleTimeout = idleTimeout
+        relay.reordered = reordered
         let taken = Count()
         let outcome = Task {
             let link = try await StreamChannelIO.open(listener.accept(), group: group)
@@ -336,6 +339,65 @@ import Testing
         #expect(try await origin.outcome.value == .failed(.idleTimedOut))
         #expect(read.error == .peerAborted(.cancelled))
         #expect(await origin.app.value == [1])
+    }
+
+    /// Frames that come out of order, each in an SDU of its own (as Linux 6.1 delivers them when its receive
+    /// queue overflows), reach the app in order and the stream finishes; the relay tells how many it held.
+    @Test func framesOutOfOrderReachTheAppInOrder() async throws {
+        let reordered = Mutex<[Int]>([])
+        let origin = try await Self.origin(reordered: { count in reordered.withLock { $0.append(count) } })
+        defer { origin.listener.close(); LocalStreamTransportTests.cleanUp(origin.directory) }
+        var sealer = origin.keys.sealer(for: .continuing)
+        var opener = origin.keys.opener(for: .continuing)
+        let data = Self.pattern(100 * StreamFormat.maximumDataLength, 3)
+        let hello = try sealer.hello()
+        // Frames 1…101 (data, then the end): the first 30 pairs swapped, and frame 80 sent 31 frames late.
+        var frames = Array(zip(1..., try sealer.sealFrames(data) + [try sealer.end()]))
+        for index in stride(from: 0, to: 60, by: 2) { frames.swapAt(index, index + 1) }
+        frames.insert(frames.remove(at: 69), at: 69 + 31)
+        var (next, held, expected) = (1, Set<Int>(), 0)
+        for (counter, _) in frames {
+            if counter != next { held.insert(counter); expected += 1; continue }
+            next += 1
+            while held.remove(next) != nil { next += 1 }
+        }
+        let order = frames.map(\.1)
+        let read = try await origin.link.channel.executeThenClose { inbound, _ in
+            try await StreamChannelIO.send(hello, sendUnit: 2048, on: origin.link.channel.channel)
+            for frame in order { try await StreamChannelIO.send(frame, sendUnit: 2048, on: origin.link.channel.channel) }
+            return try await Self.readAll(inbound, opener: &opener)
+        }
+        #expect(read.error == nil)
+        #expect(try await origin.outcome.value == .finished)
+        let app = await origin.app.value
+        #expect(app == data)
+        #expect(expected == 61 && reordered.withLock { $0 } == [expected])
+    }
+
+    /// The relay puts each frame in an SDU of its own, so that the peer can reorder them: with the usual send
+    /// unit, and with one below the largest frame (then the frames are shorter).
+    @Test(arguments: [StreamFormat.maximumFrameLength, 1000])
+    func eachFrameGoesInAnSDUOfItsOwn(sendUnit: Int) async throws {
+        let data = Self.pattern(70_000, 5)
+        let origin = try await Self.origin(appWrites: data, holdOutput: false, sendUnit: sendUnit)
+        defer { origin.listener.close(); LocalStreamTransportTests.cleanUp(origin.directory) }
+        var sealer = origin.keys.sealer(for: .continuing)
+        var opener = origin.keys.opener(for: .continuing)
+        let units = try await origin.link.channel.executeThenClose { inbound, _ in
+            try await StreamChannelIO.send(try sealer.hello() + sealer.end(), sendUnit: 2048, on: origin.link.channel.channel)
+            var units: [[UInt8]] = []
+            for try await buffer in inbound { units.append(Array(buffer.readableBytesView)) }
+            return units
+        }
+        var received: [UInt8] = []
+        for unit in units {
+            let length = Int(unit[0]) << 8 | Int(unit[1])
+            #expect(unit.count == 2 + length, "an SDU of \(unit.count) bytes holds a frame of \(2 + length)")
+            #expect(unit.count <= sendUnit)
+            for frame in try opener.receive(unit: unit) { if case .data(let bytes) = frame { received += bytes } }
+        }
+        #expect(opener.isEnded && received == data)
+        #expect(try await origin.outcome.value == .finished)
     }
 }
 

@@ -17,6 +17,9 @@ public enum StreamFormat {
     public static let maximumFrameLength = 2048
     /// The most data one frame carries: the longest frame less the length field, the type byte and the tag.
     public static let maximumDataLength = maximumFrameLength - headerLength - 1 - tagLength
+    /// How far ahead of its turn a frame that is an SDU of its own may come (10.5, "Frames out of order"):
+    /// the receiver holds at most this many less one.
+    public static let reorderWindow = 32
     /// The smallest value of the length field: a type byte and the tag.
     static let minimumSealedLength = 1 + tagLength
     /// The largest value of the length field.

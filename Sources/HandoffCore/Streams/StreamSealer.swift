@@ -44,16 +44,28 @@ public struct StreamSealer: Sendable {
     /// `data` as consecutive data frames of at most `StreamFormat.maximumDataLength` bytes each, concatenated;
     /// no frame for empty `data`. The frames are all sealed or, on a throw, none is.
     public mutating func seal(_ data: some Collection<UInt8>) throws(StreamError) -> [UInt8] {
+        try sealFrames(data).flatMap { $0 }
+    }
+
+    /// `data` as consecutive data frames, each apart, none longer than `maximumFrameLength` bytes on the
+    /// wire (at most `StreamFormat.maximumFrameLength`, at least 20: one byte of data): a sender whose
+    /// send MTU is below 2048 passes it here, so that each frame fits one SDU (section 10.4). No frame for
+    /// empty `data`. The frames are all sealed or, on a throw, none is.
+    public mutating func sealFrames(
+        _ data: some Collection<UInt8>, maximumFrameLength: Int = StreamFormat.maximumFrameLength
+    ) throws(StreamError) -> [[UInt8]] {
         try checkOpen()
+        let overhead = StreamFormat.maximumFrameLength - StreamFormat.maximumDataLength
+        let cut = min(StreamFormat.maximumDataLength, max(1, maximumFrameLength - overhead))
         let bytes = Array(data)
-        let frames = (bytes.count + StreamFormat.maximumDataLength - 1) / StreamFormat.maximumDataLength
-        guard UInt64.max - counter >= UInt64(frames) else { throw .counterExhausted }
-        var out: [UInt8] = []
-        out.reserveCapacity(bytes.count + frames * (StreamFormat.maximumFrameLength - StreamFormat.maximumDataLength))
-        for offset in stride(from: 0, to: bytes.count, by: StreamFormat.maximumDataLength) {
-            out += try frame(.data, body: bytes[offset..<min(offset + StreamFormat.maximumDataLength, bytes.count)])
+        let count = (bytes.count + cut - 1) / cut
+        guard UInt64.max - counter >= UInt64(count) else { throw .counterExhausted }
+        var frames: [[UInt8]] = []
+        frames.reserveCapacity(count)
+        for offset in stride(from: 0, to: bytes.count, by: cut) {
+            frames.append(try frame(.data, body: bytes[offset..<min(offset + cut, bytes.count)]))
         }
-        return out
+        return frames
     }
 
     /// The end frame: this direction is over, cleanly. Nothing can be sealed after it.

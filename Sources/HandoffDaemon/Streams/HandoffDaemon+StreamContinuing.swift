@@ -49,7 +49,8 @@ extension HandoffDaemon {
         do { stream = try streams.add(uid: pending.uid, client: pending.client) } catch {
             throw ContinueError(.streamsUnsupported, error.description)
         }
-        let relay = StreamRelay(role: .continuing, keys: request.streamKeys(for: offer))
+        var relay = StreamRelay(role: .continuing, keys: request.streamKeys(for: offer))
+        relay.reordered = Self.reorderNotice(logger, what: "the stream of \(name)")
         let (uid, handle, continuationLink) = (pending.uid, stream.handle, link)
         outgoing.resume(name, pending)
         logger.info("opening the stream of \(name) on PSM 0x\(String(offer.psm, radix: 16))")

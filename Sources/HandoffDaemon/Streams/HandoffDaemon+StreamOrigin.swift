@@ -5,6 +5,7 @@ import Foundation
 #endif
 import HandoffCore
 import HandoffProtocol
+import Logging
 import NIOCore
 import NIOPosix
 
@@ -43,9 +44,9 @@ extension HandoffDaemon {
             logger.error("no stream offer for \(activity.id): \(error)")
             return nil
         }
-        let server = StreamOfferServer(
-            listener: listener, relay: StreamRelay(role: .origin, keys: accepted.streamKeys(for: offer)),
-            handle: stream.handle)
+        var relay = StreamRelay(role: .origin, keys: accepted.streamKeys(for: offer))
+        relay.reordered = Self.reorderNotice(logger, what: "the stream for \(activity.id)")
+        let server = StreamOfferServer(listener: listener, relay: relay, handle: stream.handle)
         let (id, uid, requester, logger) = (stream.id, activity.uid, accepted.requester.description, logger)
         logger.info("offering a stream for \(activity.id) on PSM 0x\(String(listener.psm, radix: 16)) to device \(requester)")
         Task { [weak self] in
@@ -93,6 +94,14 @@ extension HandoffDaemon {
         case nil: logger.info("\(what): no channel took the offer")
         case .finished: logger.info("\(what) finished")
         case .failed(let error), .refused(let error): logger.notice("\(what) failed: \(error)")
+        }
+    }
+
+    /// The log line for frames that came out of order and were put back (docs/continuation.md 10.5).
+    static func reorderNotice(_ logger: Logger, what: String) -> @Sendable (Int) -> Void {
+        { count in
+            logger.notice(
+                "\(what): \(count) frame(s) came out of order from the channel and were put back in order (Linux 6.1 reorders SDUs when its receive queue overflows)")
         }
     }
 }

@@ -27,9 +27,15 @@ extension StreamRelay {
             do {
                 for try await buffer in appInbound where buffer.readableBytes > 0 {
                     activity.touch()
-                    let frames = try sealer.seal(buffer.readableBytesView)
-                    // The link failed: the other half sees it too (truncated), and reports it.
-                    do { try await send(frames) } catch { return Upstream(sealer: sealer, failure: .stream(.truncated)) }
+                    // Each frame in an SDU of its own, so that the peer can put SDUs its kernel reordered back
+                    // in order (docs/continuation.md 10.5).
+                    let frames = try sealer.sealFrames(buffer.readableBytesView, maximumFrameLength: link.sendUnit)
+                    do {
+                        for frame in frames { try await send(frame) }
+                    } catch {
+                        // The link failed: the other half sees it too (truncated), and reports it.
+                        return Upstream(sealer: sealer, failure: .stream(.truncated))
+                    }
                 }
             } catch is StreamError {
                 return Upstream(sealer: sealer, failure: .stream(.closed))
@@ -73,8 +79,7 @@ extension StreamRelay {
                     break
                 }
                 activity.touch()
-                opener.append(buffer.readableBytesView)
-                while let frame = try opener.next() { pending.append(frame) }
+                pending += try opener.receive(unit: buffer.readableBytesView)
             }
         } catch let error as StreamRelayError {
             failure = error
@@ -84,6 +89,7 @@ extension StreamRelay {
             failure = .stream(.truncated)
         }
         if activity.isIdle { failure = .idleTimedOut }
+        if opener.framesReordered > 0 { reordered?(opener.framesReordered) }
 
         if let failure {
             // Stop the other half; it may be blocked writing to a peer that reads nothing, so the link closes

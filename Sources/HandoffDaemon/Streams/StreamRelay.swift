@@ -25,6 +25,9 @@ struct StreamRelay: Sendable {
     var handshakeTimeout: Duration = .seconds(5)
     /// No byte in either direction for this long ends the stream (abort `cancelled`).
     var idleTimeout: Duration = .seconds(60)
+    /// Told once the relay ended, when frames of the peer came out of order and were put back in order
+    /// (docs/continuation.md 10.5): how many were held.
+    var reordered: (@Sendable (Int) -> Void)?
 
     /// Where the relay gets its app's end once the handshake passed: nil when the app did not come (the
     /// stream then ends with an abort `cancelled` to the peer, `appGone`).
@@ -95,9 +98,7 @@ struct StreamRelay: Sendable {
         do {
             result = .failure(.stream(.truncated))
             while let buffer = try await frames.next() {
-                opener.append(buffer.readableBytesView)
-                var received: [StreamFrame] = []
-                while let frame = try opener.next() { received.append(frame) }
+                let received = try opener.receive(unit: buffer.readableBytesView)
                 if opener.isEstablished {
                     result = .success(Array(received.dropFirst()))
                     break
