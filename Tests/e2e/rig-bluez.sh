@@ -25,11 +25,18 @@
 # already allocated" (result 10), which failed B's stream connect in 2 of 3 streams runs on
 # 2026-11-25 (e2e-logs/20261125-121749 and -122129: L2CAP signalling read from btmon.snoop). Later
 # kernels track their own outstanding identifiers; docs/continuation.md 10.6 "The channel" tells users.
+# And it keeps temporary devices 120 s instead of 30 ([General] TemporaryTimeout): bluetoothd 5.66
+# removes a device with a private address, and the link to it, TemporaryTimeout after the link that
+# Device1.Connect made came up (or after the device's last advertisement, if later), even while
+# connected; that cut the streams scenario's 2 MB exchange, about 30 s after B connected, in 3 of 5
+# runs on 2026-11-28/29 (2 of 15 the day before), whenever the rig's throughput fell below about
+# 560 kbit/s. docs/continuation.md 10.6
+# "BlueZ before 5.73 and long streams" tells users the same setting.
 rig_bluez_conf() {
     BTD_CONF=/etc/bluetooth/main.conf; BTD_ARGS=()
     if [ $PRIVACY = 1 ]; then
         BTD_CONF=$W/main.conf
-        printf '[General]\nPrivacy = device\n\n[GATT]\nChannels = 1\n' > "$BTD_CONF"
+        printf '[General]\nPrivacy = device\nTemporaryTimeout = 120\n\n[GATT]\nChannels = 1\n' > "$BTD_CONF"
         BTD_ARGS=(-f "$BTD_CONF")
     fi
 }
