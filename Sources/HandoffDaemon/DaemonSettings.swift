@@ -34,6 +34,9 @@ public struct DaemonSettings: Sendable, Equatable {
     /// Where the apps' stream sockets are made (`StreamAppSocket`): the directory of `[socket] path`; nil
     /// (tests of the core) makes no streams.
     public var streamSocketDirectory: String?
+    /// bluetoothd's `main.conf` (`[bluetooth] bluetoothd_main_conf`), whose `TemporaryTimeout` `status`
+    /// reports for continuation streams; nil: not read.
+    public var bluetoothdMainConf: String?
 
     public init() {}
 }

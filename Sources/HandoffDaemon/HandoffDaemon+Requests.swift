@@ -76,6 +76,7 @@ extension HandoffDaemon {
         let radioStatus = await radio.status
         let own = activities.current(of: caller.uid, at: .now)
         let current = caller.uid == 0 ? own ?? activities.current(at: .now) : own
+        let temporaryTimeout = bluetoothdTemporaryTimeout()
         return StatusResult(
             daemon: settings.daemonName, adapter: radioStatus.adapter, adapterAddress: radioStatus.adapterAddress,
             radio: radioStatus.phase.description, scanning: radioStatus.scanning, advertising: radioStatus.advertising,
@@ -88,7 +89,17 @@ extension HandoffDaemon {
             notAdvertised: notAdvertised(own, of: caller.uid, radio: radioStatus),
             scanReportsDropped: radioStatus.droppedReports, scanReportsHeard: nearby.heard,
             deviceName: devices.identity.card.name, deviceFingerprint: devices.identity.card.fingerprint,
-            scanPath: radioStatus.scanPath.rawValue)
+            scanPath: radioStatus.scanPath.rawValue,
+            bluetoothdMainConf: temporaryTimeout == nil ? nil : settings.bluetoothdMainConf,
+            bluetoothdTemporaryTimeout: temporaryTimeout)
+    }
+
+    /// bluetoothd's `TemporaryTimeout` as its `main.conf` says, read afresh (bluetoothd reads it when it
+    /// starts); nil when the file cannot be read or none is configured.
+    private func bluetoothdTemporaryTimeout() -> Int? {
+        guard let path = settings.bluetoothdMainConf, let text = try? String(contentsOfFile: path, encoding: .utf8)
+        else { return nil }
+        return BluetoothdTemporaryTimeout(mainConf: text).seconds
     }
 
     /// Why `uid`'s own current activity is not on the air, if it has one that is not.

@@ -234,6 +234,11 @@ public struct StatusResult: Sendable, Codable, Hashable {
     /// How the radio listens: "monitor" (a passive advertisement monitor),
     /// "discovery" or "none"; absent from daemons that predate it.
     public var scanPath: String?
+    /// bluetoothd's `main.conf` as the daemon reads it (`[bluetooth] bluetoothd_main_conf`), and the
+    /// `[General] TemporaryTimeout` it sets (seconds; bluetoothd's 30 when unset; 0: for ever); absent
+    /// when the file cannot be read, and from daemons that predate them.
+    public var bluetoothdMainConf: String?
+    public var bluetoothdTemporaryTimeout: Int?
 
     public init(
         daemon: String, adapter: String?, adapterAddress: String?, radio: String, scanning: Bool, advertising: Bool,
@@ -241,8 +246,11 @@ public struct StatusResult: Sendable, Codable, Hashable {
         currentActivityType: String?, epochSeconds: UInt32, beaconsRecognized: UInt64, beaconsRejected: UInt64,
         beaconCopiesRefused: UInt64? = nil, continuation: ContinuationAvailability? = nil, notAdvertised: String? = nil,
         scanReportsDropped: UInt64? = nil, scanReportsHeard: UInt64? = nil, deviceName: String? = nil,
-        deviceFingerprint: String? = nil, scanPath: String? = nil
+        deviceFingerprint: String? = nil, scanPath: String? = nil, bluetoothdMainConf: String? = nil,
+        bluetoothdTemporaryTimeout: Int? = nil
     ) {
+        self.bluetoothdMainConf = bluetoothdMainConf
+        self.bluetoothdTemporaryTimeout = bluetoothdTemporaryTimeout
         self.scanPath = scanPath
         self.deviceName = deviceName
         self.deviceFingerprint = deviceFingerprint

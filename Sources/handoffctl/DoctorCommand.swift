@@ -23,6 +23,11 @@ struct DoctorCommand: AsyncParsableCommand {
                            connectable advertisement never shows its public address
               radio        no radio error is pending
               accounts     you have at least one account
+              streams      continuation streams can outlast 30 s: bluetoothd is 5.73 or
+                           later (bluetoothctl --version), or its main.conf keeps devices
+                           (TemporaryTimeout) at least 120 s; BlueZ before 5.73 removes the
+                           other laptop's device, and the link, that long after connecting
+                           (skipped when the daemon cannot read bluetoothd's main.conf)
 
             Exits with status 0 when every check passes and 1 otherwise. With --json, prints \
             {"checks":[{"fix":…,"message":…,"name":…,"ok":…}],"ok":…} instead.
@@ -125,7 +130,41 @@ struct DoctorCommand: AsyncParsableCommand {
             return checks
         }
         checks += evaluate(status)
+        if let check = streamsCheck(status, bluez: status.bluetoothdTemporaryTimeout == nil ? nil : await BlueZVersion.installed()) {
+            checks.append(check)
+        }
         return checks
+    }
+
+    /// A `TemporaryTimeout` this long gives a continuation stream two minutes on BlueZ before 5.73.
+    static let recommendedTemporaryTimeout = 120
+
+    /// Whether continuation streams outlast bluetoothd's `TemporaryTimeout` (docs/continuation.md 10.6, "BlueZ
+    /// before 5.73 and long streams"); nil when the daemon does not say what bluetoothd's main.conf sets.
+    /// `bluez`: the installed BlueZ's version, nil when unknown.
+    static func streamsCheck(_ status: StatusResult, bluez: BlueZVersion?) -> Check? {
+        guard let seconds = status.bluetoothdTemporaryTimeout else { return nil }
+        let conf = status.bluetoothdMainConf ?? "/etc/bluetooth/main.conf"
+        if seconds == 0 {
+            return .pass("streams", "continuation streams: bluetoothd keeps devices for ever (TemporaryTimeout = 0 in \(conf))")
+        }
+        if seconds >= recommendedTemporaryTimeout {
+            return .pass("streams", "continuation streams can last \(seconds) s at least (TemporaryTimeout = \(seconds) in \(conf))")
+        }
+        if let bluez, bluez >= BlueZVersion(major: 5, minor: 73) {
+            return .pass("streams", "continuation streams: BlueZ \(bluez) keeps a connected device")
+        }
+        let fix = "add 'TemporaryTimeout = \(recommendedTemporaryTimeout)' under [General] in \(conf), then: sudo systemctl restart bluetooth"
+        let cause = "removes the other laptop's device, and the link, \(seconds) s (TemporaryTimeout) after connecting"
+        guard let bluez else {
+            return .fail(
+                "streams",
+                "if bluetoothd is older than 5.73 (bluetoothctl --version did not say), continuation streams end about \(seconds) s after the other laptop connects: such a bluetoothd \(cause)",
+                fix: fix)
+        }
+        return .fail(
+            "streams", "continuation streams end about \(seconds) s after the other laptop connects: BlueZ \(bluez) \(cause)",
+            fix: fix)
     }
 
     /// Whether activities published here can be continued; nil from a daemon that does not say.

@@ -48,4 +48,22 @@ import Testing
         #expect(!BluetoothdPrivacy(mainConf: "[General]\nPrivacy = device\nPrivacy = off\n").isPrivate)
         #expect(BluetoothdPrivacy(mainConf: "[General]\n#Privacy = off\nPrivacy = device\n").isPrivate)
     }
+
+    /// `[General] TemporaryTimeout` as bluetoothd 5.66 reads it: a whole number of seconds, its default of 30
+    /// otherwise (docs/continuation.md 10.6, "BlueZ before 5.73 and long streams").
+    @Test func temporaryTimeoutAsBluetoothdReadsIt() {
+        let cases: [(String, Int)] = [
+            ("[General]\n#TemporaryTimeout = 30\n", 30),
+            ("[General]\nTemporaryTimeout = 120\n", 120),
+            ("[General]\nPrivacy = device\n  TemporaryTimeout=0\n[GATT]\nChannels = 1\n", 0),
+            ("[General]\nTemporaryTimeout = 60\nTemporaryTimeout = 90\n", 90),
+            ("[LE]\nTemporaryTimeout = 120\n", 30),
+            ("[General]\nTemporaryTimeout = two minutes\n", 30),
+            ("[General]\nTemporaryTimeout = -5\n", 30),
+            ("", 30),
+        ]
+        for (text, seconds) in cases {
+            #expect(BluetoothdTemporaryTimeout(mainConf: text).seconds == seconds, "\(text)")
+        }
+    }
 }

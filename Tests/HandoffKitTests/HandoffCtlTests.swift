@@ -320,6 +320,51 @@ struct HandoffCtlTests {
         #expect(down.stdout.contains("start it with: systemctl start handoffd"))
     }
 
+    /// A `bluetoothctl` on `$PATH` that prints `output` for `--version`; `output` nil: none on `$PATH`.
+    static func bluetoothctlPath(_ output: String?) throws -> (environment: [String: String], directory: URL) {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("btctl-\(UUID().uuidString.prefix(8))")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        if let output {
+            let script = directory.appendingPathComponent("bluetoothctl")
+            try "#!/bin/sh\n[ \"$1\" = --version ] && echo '\(output)'\n".write(to: script, atomically: true, encoding: .utf8)
+            try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: script.path)
+        }
+        // /bin and /usr/bin for the script's sh, but no other bluetoothctl before ours.
+        return (["PATH": directory.path + ":/nonexistent-handoff-path"], directory)
+    }
+
+    /// The streams check: bluetoothd's TemporaryTimeout against the installed BlueZ (docs/continuation.md 10.6).
+    @Test func doctorWarnsWhenBluetoothdWouldCutStreams() async throws {
+        let conf = "/etc/bluetooth/main.conf"
+        let fix = "fix: add 'TemporaryTimeout = 120' under [General] in \(conf), then: sudo systemctl restart bluetooth"
+        let cases: [(timeout: Int?, version: String?, line: String?)] = [
+            (30, "bluetoothctl: 5.66", "✗ continuation streams end about 30 s after the other laptop connects: BlueZ 5.66 removes the other laptop's device, and the link, 30 s (TemporaryTimeout) after connecting — \(fix)"),
+            (30, "bluetoothctl: 5.79", "✓ continuation streams: BlueZ 5.79 keeps a connected device"),
+            (30, "5.73", "✓ continuation streams: BlueZ 5.73 keeps a connected device"),
+            (120, "bluetoothctl: 5.66", "✓ continuation streams can last 120 s at least (TemporaryTimeout = 120 in \(conf))"),
+            (0, "bluetoothctl: 5.66", "✓ continuation streams: bluetoothd keeps devices for ever (TemporaryTimeout = 0 in \(conf))"),
+            (60, nil, "✗ if bluetoothd is older than 5.73 (bluetoothctl --version did not say), continuation streams end about 60 s after the other laptop connects: such a bluetoothd removes the other laptop's device, and the link, 60 s (TemporaryTimeout) after connecting — \(fix)"),
+            (nil, "bluetoothctl: 5.66", nil),
+        ]
+        for (timeout, version, line) in cases {
+            var state = ScriptedDaemon.State()
+            state.status.bluetoothdTemporaryTimeout = timeout
+            state.status.bluetoothdMainConf = timeout == nil ? nil : conf
+            let daemon = try ScriptedDaemon(state)
+            defer { daemon.stop() }
+            let path = try Self.bluetoothctlPath(version)
+            defer { try? FileManager.default.removeItem(at: path.directory) }
+            let outcome = try await HandoffCtl.run(["doctor", "--socket", daemon.socketPath], environment: path.environment)
+            let last = outcome.stdout.split(separator: "\n").last.map(String.init)
+            if let line {
+                #expect(last == line, "\(String(describing: timeout)) \(version ?? "none")")
+                #expect(outcome.status == (line.hasPrefix("✓") ? 0 : 1))
+            } else {
+                #expect(last?.hasPrefix("✓ 1 account") == true && outcome.status == 0, "\(outcome.stdout)")
+            }
+        }
+    }
+
     @Test func watchPrintsEventsUntilTheDaemonGoesAway() async throws {
         var state = ScriptedDaemon.State()
         state.events = [

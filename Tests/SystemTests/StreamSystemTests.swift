@@ -96,6 +96,29 @@ import Testing
         }
     }
 
+    /// `status` reports bluetoothd's `TemporaryTimeout` from the main.conf each handoffd reads (docs/protocol.md,
+    /// status; `handoffctl doctor` warns from it): 120 where the file sets it, bluetoothd's 30 where it does not,
+    /// nothing where the file cannot be read; a change shows at the next status.
+    @Test func statusSaysHowLongBluetoothdKeepsTheOtherLaptopsDevice() async throws {
+        let directory = FileManager.default.temporaryDirectory.path + "/mainconf-\(UUID().uuidString.prefix(8))"
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let conf = directory + "/main.conf"
+        try "[General]\nPrivacy = device\nTemporaryTimeout = 120\n".write(toFile: conf, atomically: true, encoding: .utf8)
+        let laptops = try await TwoLaptops(originBluetoothSettings: #"bluetoothd_main_conf = "\#(conf)""#)
+        defer { Task { await laptops.stop() } }
+        let a = try await laptops.a.client(), b = try await laptops.b.client()
+        let atA = try await a.call(.status, EmptyResult(), as: StatusResult.self)
+        #expect(atA.bluetoothdTemporaryTimeout == 120 && atA.bluetoothdMainConf == conf)
+        let atB = try await b.call(.status, EmptyResult(), as: StatusResult.self)
+        #expect(atB.bluetoothdTemporaryTimeout == 30 && atB.bluetoothdMainConf?.hasSuffix("/main.conf") == true)
+        try "[General]\nPrivacy = device\nTemporaryTimeout = 0\n".write(toFile: conf, atomically: true, encoding: .utf8)
+        #expect(try await a.call(.status, EmptyResult(), as: StatusResult.self).bluetoothdTemporaryTimeout == 0)
+        try FileManager.default.removeItem(atPath: conf)
+        let gone = try await a.call(.status, EmptyResult(), as: StatusResult.self)
+        #expect(gone.bluetoothdTemporaryTimeout == nil && gone.bluetoothdMainConf == nil)
+    }
+
     /// The origin app does not take streams: `streams-unsupported` at once (the beacon says so), and the
     /// same continuation without `streams` still works.
     @Test func anOriginWithoutSupportsStreamsIsStreamsUnsupported() async throws {

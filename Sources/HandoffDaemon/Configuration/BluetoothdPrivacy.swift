@@ -28,9 +28,14 @@ public struct BluetoothdPrivacy: Sendable, Equatable {
         self.value = value
     }
 
-    /// Reads `[General] Privacy` from the text of a `main.conf` (GLib key-file
-    /// syntax: `#` comments, `[Group]` headers, `Key = value`).
+    /// Reads `[General] Privacy` from the text of a `main.conf`.
     public init(mainConf text: String) {
+        value = Self.generalValue("Privacy", in: text)
+    }
+
+    /// The last value of `key` in the `[General]` group of a `main.conf`'s text (GLib key-file syntax:
+    /// `#` comments, `[Group]` headers, `Key = value`), or nil when it is not set.
+    static func generalValue(_ key: String, in text: String) -> String? {
         var group = ""
         var found: String?
         for rawLine in text.split(whereSeparator: \.isNewline) {
@@ -41,11 +46,10 @@ public struct BluetoothdPrivacy: Sendable, Equatable {
                 continue
             }
             guard group == "General", let equals = line.firstIndex(of: "=") else { continue }
-            let key = line[..<equals].trimmed()
-            guard key == "Privacy" else { continue }
+            guard line[..<equals].trimmed() == key else { continue }
             found = String(line[line.index(after: equals)...].trimmed())
         }
-        value = found
+        return found
     }
 
     /// True when the kernel advertises connectably from a private address:

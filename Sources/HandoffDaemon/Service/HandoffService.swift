@@ -228,6 +228,7 @@ public struct HandoffService: Sendable {
         settings.maxStreamsTotal = configuration.maxStreamsTotal
         settings.streamsLocalDirectory = configuration.streamsLocalDirectory
         settings.streamSocketDirectory = SocketPath.directory(of: configuration.socketPath)
+        settings.bluetoothdMainConf = configuration.bluetoothdMainConf
         return settings
     }
 }
