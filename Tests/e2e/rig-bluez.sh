@@ -28,7 +28,7 @@
 # And it keeps temporary devices 120 s instead of 30 ([General] TemporaryTimeout): bluetoothd 5.66
 # removes a device with a private address, and the link to it, TemporaryTimeout after the link that
 # Device1.Connect made came up (or after the device's last advertisement, if later), even while
-# connected; that cut the streams scenario's 2 MB exchange, about 30 s after B connected, in 3 of 5
+# connected; that cut the streams scenario's 2 MB exchange, about 30 s after B connected, in 5 of 7
 # runs on 2026-11-28/29 (2 of 15 the day before), whenever the rig's throughput fell below about
 # 560 kbit/s. docs/continuation.md 10.6
 # "BlueZ before 5.73 and long streams" tells users the same setting.
