@@ -21,27 +21,12 @@ struct BlueZVersion: Comparable, CustomStringConvertible, Sendable {
     /// What `bluetoothctl --version` (the first in `$PATH`) says; nil when it is not installed, fails or
     /// says nothing readable within 5 s.
     static func installed() async -> BlueZVersion? {
-        guard let executable = WebOpener.findInPath("bluetoothctl") else { return nil }
-        let process = Process()
-        process.executableURL = executable
-        process.arguments = ["--version"]
-        process.standardInput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
+        guard let executable = ChildProcess.findInPath("bluetoothctl") else { return nil }
         let output = Pipe()
-        process.standardOutput = output
-        let finished: Bool = await withCheckedContinuation { continuation in
-            process.terminationHandler = { _ in continuation.resume(returning: true) }
-            do {
-                try process.run()
-            } catch {
-                process.terminationHandler = nil
-                continuation.resume(returning: false)
-                return
-            }
-            // bluetoothctl --version never waits for bluetoothd; the timer only guards against a stranger program.
-            DispatchQueue.global().asyncAfter(deadline: .now() + 5) { if process.isRunning { process.terminate() } }
-        }
-        guard finished, process.terminationStatus == 0 else { return nil }
+        // bluetoothctl --version never waits for bluetoothd; the timeout only guards against a stranger program.
+        guard let status = try? await ChildProcess.run(executable, ["--version"], output: output, quiet: true, timeout: .seconds(5)),
+            status == 0
+        else { return nil }
         let data = output.fileHandleForReading.readDataToEndOfFile()
         return parse(String(decoding: data, as: UTF8.self))
     }

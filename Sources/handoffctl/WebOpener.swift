@@ -28,38 +28,18 @@ enum WebOpener {
                 message: "refusing to open \(String(reflecting: Terminal.singleLine(text, limit: 200))): "
                     + "only http and https URLs are opened")
         }
-        guard let executable = findInPath(program) else {
+        guard let executable = ChildProcess.findInPath(program) else {
             throw Failure(
                 message: "cannot open \(url.absoluteString): \(program) is not installed (apt install xdg-utils)")
         }
-        let process = Process()
-        process.executableURL = executable
-        process.arguments = [url.absoluteString]
-        process.standardInput = FileHandle.nullDevice
-        let status: Int32 = try await withCheckedThrowingContinuation { continuation in
-            process.terminationHandler = { finished in continuation.resume(returning: finished.terminationStatus) }
-            do {
-                try process.run()
-            } catch {
-                process.terminationHandler = nil
-                continuation.resume(
-                    throwing: Failure(message: "cannot run \(executable.path): \(error.localizedDescription)"))
-            }
+        let status: Int32
+        do {
+            status = try await ChildProcess.run(executable, [url.absoluteString])
+        } catch {
+            throw Failure(message: "cannot run \(executable.path): \(error.localizedDescription)")
         }
         guard status == 0 else {
             throw Failure(message: "\(program) could not open \(url.absoluteString) (exit status \(status))")
         }
-    }
-
-    /// The first executable named `name` in `$PATH`.
-    static func findInPath(_ name: String, environment: [String: String] = ProcessInfo.processInfo.environment)
-        -> URL?
-    {
-        let path = environment["PATH"] ?? "/usr/local/bin:/usr/bin:/bin"
-        for directory in path.split(separator: ":") where !directory.isEmpty {
-            let candidate = URL(fileURLWithPath: String(directory)).appendingPathComponent(name)
-            if FileManager.default.isExecutableFile(atPath: candidate.path) { return candidate }
-        }
-        return nil
     }
 }

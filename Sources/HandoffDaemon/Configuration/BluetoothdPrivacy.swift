@@ -30,26 +30,7 @@ public struct BluetoothdPrivacy: Sendable, Equatable {
 
     /// Reads `[General] Privacy` from the text of a `main.conf`.
     public init(mainConf text: String) {
-        value = Self.generalValue("Privacy", in: text)
-    }
-
-    /// The last value of `key` in the `[General]` group of a `main.conf`'s text (GLib key-file syntax:
-    /// `#` comments, `[Group]` headers, `Key = value`), or nil when it is not set.
-    static func generalValue(_ key: String, in text: String) -> String? {
-        var group = ""
-        var found: String?
-        for rawLine in text.split(whereSeparator: \.isNewline) {
-            let line = rawLine.trimmed()
-            if line.isEmpty || line.hasPrefix("#") || line.hasPrefix(";") { continue }
-            if line.hasPrefix("[") && line.hasSuffix("]") {
-                group = String(line.dropFirst().dropLast())
-                continue
-            }
-            guard group == "General", let equals = line.firstIndex(of: "=") else { continue }
-            guard line[..<equals].trimmed() == key else { continue }
-            found = String(line[line.index(after: equals)...].trimmed())
-        }
-        return found
+        value = BluetoothdMainConf.generalValue("Privacy", in: text)
     }
 
     /// True when the kernel advertises connectably from a private address:
@@ -62,15 +43,5 @@ public struct BluetoothdPrivacy: Sendable, Equatable {
     /// The advertisement type for `advertisement_type = "auto"`.
     public var automaticType: LEAdvertisementData.AdvertisingType {
         isPrivate ? .peripheral : .broadcast
-    }
-}
-
-extension Substring {
-    /// Without leading and trailing spaces and tabs (all a key file trims).
-    fileprivate func trimmed() -> Substring {
-        var slice = self
-        while let first = slice.first, first == " " || first == "\t" { slice = slice.dropFirst() }
-        while let last = slice.last, last == " " || last == "\t" { slice = slice.dropLast() }
-        return slice
     }
 }

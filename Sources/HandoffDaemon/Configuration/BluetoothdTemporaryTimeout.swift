@@ -9,18 +9,14 @@
 public struct BluetoothdTemporaryTimeout: Sendable, Equatable {
     /// bluetoothd's value when the file does not set it, or sets something that is not a whole number
     /// (bluetoothd then keeps its default).
-    public static let bluetoothdDefault = 30
+    static let bluetoothdDefault = 30
 
     /// Seconds; 0 keeps temporary devices for ever.
     public var seconds: Int
 
-    public init(seconds: Int) {
-        self.seconds = seconds
-    }
-
     /// Reads `[General] TemporaryTimeout` from the text of a `main.conf`.
     public init(mainConf text: String) {
-        let written = BluetoothdPrivacy.generalValue("TemporaryTimeout", in: text).flatMap { Int($0) }
+        let written = BluetoothdMainConf.generalValue("TemporaryTimeout", in: text).flatMap { Int($0) }
         seconds = written.flatMap { $0 >= 0 ? $0 : nil } ?? Self.bluetoothdDefault
     }
 }
